@@ -1,0 +1,53 @@
+import type { CryptoBackend } from './backend.js';
+import { bytesToBase64Url, bytesToHex, hexToBytes } from './encoding.js';
+import { hmacSha256, sha256 } from './sha256.js';
+
+const encoder = new TextEncoder();
+const strictDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+// importKey is the slow part of a Web Crypto HMAC; a secret is imported once.
+const keyCache = new Map<string, Promise<CryptoKey>>();
+function keyFor(secret: string): Promise<CryptoKey> {
+  let key = keyCache.get(secret);
+  if (key === undefined) {
+    key = crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    if (keyCache.size >= 64) keyCache.clear();
+    keyCache.set(secret, key);
+  }
+  return key;
+}
+
+function signedBytes(timestamp: string, body: Uint8Array | string): Uint8Array<ArrayBuffer> {
+  const prefix = encoder.encode(`${timestamp}.`);
+  const bodyBytes = typeof body === 'string' ? encoder.encode(body) : body;
+  const out = new Uint8Array(prefix.length + bodyBytes.length);
+  out.set(prefix);
+  out.set(bodyBytes, prefix.length);
+  return out;
+}
+
+/** The Web Crypto backend for Edge runtimes, Workers, Deno and Bun. Uses only web-standard globals. */
+export const cryptoBackend: CryptoBackend = {
+  signPayload: async (secret, timestamp, body) => {
+    const signature = await crypto.subtle.sign('HMAC', await keyFor(secret), signedBytes(timestamp, body));
+    return new Uint8Array(signature);
+  },
+  signPayloadHexSync: (secret, timestamp, body) =>
+    bytesToHex(hmacSha256(encoder.encode(secret), signedBytes(timestamp, body))),
+  sha256Base64Url: (text) => bytesToBase64Url(sha256(encoder.encode(text))),
+  timingSafeEqual: (a, b) => {
+    if (a.length !== b.length) return false;
+    let diff = 0;
+    for (let i = 0; i < a.length; i++) diff |= (a[i] as number) ^ (b[i] as number);
+    return diff === 0;
+  },
+  decodeUtf8: (bytes) => {
+    try {
+      return strictDecoder.decode(bytes);
+    } catch {
+      return undefined;
+    }
+  },
+  hexToBytes,
+  randomToken: () => crypto.randomUUID(),
+};

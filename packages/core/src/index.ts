@@ -1,0 +1,14 @@
+export { compareAmounts, InvalidAmountError, toRawAmount } from './decimal.js';
+export type { ClaimOutcome, DedupeStore } from './dedupe-store.js';
+export { PaymentRejectedError, STATUS_BY_CODE, WebhookError, type WebhookErrorCode } from './errors.js';
+export { PAYMENT_PAID, type PaymentPaidEvent } from './event.js';
+export { createFetchHandler } from './fetch-handler.js';
+export { createWebhookHandler, type WebhookRequest, type WebhookRequestHandler } from './handler.js';
+export type { HandlerOptions, PaymentPaidContext } from './handler-options.js';
+export type { HeadersInput } from './headers.js';
+export type { WebhookLogger } from './logger.js';
+export { MemoryDedupeStore, type MemoryDedupeStoreOptions } from './memory-store.js';
+export type { RawBody } from './raw-body.js';
+export type { WebhookResponse } from './response.js';
+export { type SignWebhookInput, signWebhook } from './sign.js';
+export { type VerifiedDelivery, type VerifyOptions, verifyWebhook } from './verify.js';

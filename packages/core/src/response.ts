@@ -1,0 +1,34 @@
+import { WebhookError } from './errors.js';
+
+/**
+ * What the handler answers, framework-neutral. Adapters copy it onto their response unchanged.
+ *
+ * @example
+ * ```ts
+ * const { status, headers, body }: WebhookResponse = await handle({ method, rawBody, headers: req.headers });
+ * res.writeHead(status, headers).end(body);
+ * ```
+ */
+export interface WebhookResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export function jsonResponse(status: number, body: string, extraHeaders?: Record<string, string>): WebhookResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...extraHeaders },
+    body,
+  };
+}
+
+/** Spec section 7 error body: `{"error": CODE, "message": "..."}`, with the code's status. */
+export function errorResponse(error: WebhookError, extraHeaders?: Record<string, string>): WebhookResponse {
+  return jsonResponse(error.status, JSON.stringify({ error: error.code, message: error.message }), extraHeaders);
+}
+
+export const RECEIVED = '{"received":true}';
+export const DUPLICATE = '{"received":true,"duplicate":true}';
+export const REJECTED = '{"received":true,"rejected":true}';
+export const IGNORED = '{"received":true,"ignored":true}';

@@ -1,0 +1,2 @@
+export { type ConformanceCase, type StoreUnderTest, dedupeStoreConformance } from './conformance.js';
+export { samplePaymentPaidEvent } from './sample-event.js';
