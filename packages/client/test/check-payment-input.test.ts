@@ -1,0 +1,81 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { checkPaymentInput } from '../src/index.js';
+
+const valid = {
+  orderNo: 'order-42',
+  tokenSymbol: 'USDT',
+  amount: '12.50',
+  expireSec: 900,
+  notifyUrl: 'https://shop.example/wh',
+};
+
+describe('checkPaymentInput', () => {
+  it('accepts a valid input, with extra fields', () => {
+    expect(checkPaymentInput(valid)).toEqual([]);
+    expect(checkPaymentInput({ ...valid, memo: 'kept' })).toEqual([]);
+  });
+
+  it.each([[null], ['a string'], [[valid]], [undefined]])('refuses %j as a whole with INVALID_BODY', (input) => {
+    expect(checkPaymentInput(input)).toEqual([
+      { code: 'INVALID_BODY', field: undefined, message: expect.stringContaining('must be an object') },
+    ]);
+  });
+
+  it.each([
+    ['orderNo', '', 'INVALID_ORDER_NO'],
+    ['orderNo', 'has space', 'INVALID_ORDER_NO'],
+    ['orderNo', 'x'.repeat(65), 'INVALID_ORDER_NO'],
+    ['orderNo', 42, 'INVALID_ORDER_NO'],
+    ['tokenSymbol', 'usdt', 'INVALID_TOKEN_SYMBOL'],
+    ['tokenSymbol', '', 'INVALID_TOKEN_SYMBOL'],
+    ['tokenSymbol', 'A'.repeat(17), 'INVALID_TOKEN_SYMBOL'],
+    ['amount', 12.5, 'INVALID_AMOUNT'],
+    ['amount', '1e3', 'INVALID_AMOUNT'],
+    ['amount', '-1', 'INVALID_AMOUNT'],
+    ['amount', ' 1', 'INVALID_AMOUNT'],
+    ['amount', '01.5', 'INVALID_AMOUNT'],
+    ['amount', '1.', 'INVALID_AMOUNT'],
+    ['amount', '0', 'INVALID_AMOUNT'],
+    ['amount', '0.000', 'INVALID_AMOUNT'],
+    ['amount', `1.${'1'.repeat(19)}`, 'INVALID_AMOUNT'],
+    ['expireSec', 0, 'INVALID_EXPIRE_SEC'],
+    ['expireSec', 1.5, 'INVALID_EXPIRE_SEC'],
+    ['expireSec', '900', 'INVALID_EXPIRE_SEC'],
+    ['expireSec', 604_801, 'INVALID_EXPIRE_SEC'],
+    ['notifyUrl', 'not a url', 'INVALID_NOTIFY_URL'],
+    ['notifyUrl', 'ftp://shop.example/wh', 'INVALID_NOTIFY_URL'],
+    ['notifyUrl', undefined, 'INVALID_NOTIFY_URL'],
+    ['notifyUrl', `https://shop.example/${'x'.repeat(2048)}`, 'INVALID_NOTIFY_URL'],
+  ])('refuses %s = %j with %s', (field, value, code) => {
+    const problems = checkPaymentInput({ ...valid, [field]: value });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ code, field });
+    expect(problems[0]?.message).toContain(field);
+  });
+
+  it('says why a JSON number amount is refused', () => {
+    expect(checkPaymentInput({ ...valid, amount: 0.1 })[0]?.message).toMatch(/not a JSON number/);
+  });
+
+  it('reports every problem, in field order', () => {
+    expect(checkPaymentInput({}).map((p) => p.code)).toEqual([
+      'INVALID_ORDER_NO',
+      'INVALID_TOKEN_SYMBOL',
+      'INVALID_AMOUNT',
+      'INVALID_EXPIRE_SEC',
+      'INVALID_NOTIFY_URL',
+    ]);
+  });
+
+  it('accepts every positive canonical decimal string and refuses every JSON number', () => {
+    const decimal = fc
+      .tuple(fc.bigInt({ min: 0n, max: 10n ** 29n }), fc.option(fc.stringMatching(/^\d{1,18}$/), { nil: undefined }))
+      .map(([int, frac]) => (frac === undefined ? String(int) : `${int}.${frac}`))
+      .filter((s) => !/^[0.]+$/.test(s));
+    fc.assert(fc.property(decimal, (amount) => checkPaymentInput({ ...valid, amount }).length === 0));
+    fc.assert(
+      fc.property(fc.double(), (amount) => checkPaymentInput({ ...valid, amount })[0]?.code === 'INVALID_AMOUNT'),
+    );
+  });
+});
