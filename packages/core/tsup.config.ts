@@ -15,7 +15,7 @@ const cryptoBackend = (flavour: 'node' | 'web'): Plugin => ({
 
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts', testing: 'src/testing/index.ts' },
+    entry: { index: 'src/index.ts', testing: 'src/testing/index.ts', node: 'src/node/index.ts' },
     format: ['esm', 'cjs'],
     dts: true,
     platform: 'node',

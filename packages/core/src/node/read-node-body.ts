@@ -1,0 +1,185 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { WebhookError } from '../errors.js';
+import type { WebhookRequest } from '../handler.js';
+import type { RawBody } from '../raw-body.js';
+
+/**
+ * The parts of a Node request (`http.IncomingMessage`, Express's `req`, Fastify's `request.raw`, a Next.js
+ * Pages API `req`) that reading a webhook needs, plus the body fields frameworks and middleware leave on it.
+ */
+export interface NodeRequestLike {
+  method?: string | undefined;
+  headers: IncomingHttpHeaders;
+  /** Node >= 18.3: every header as an array, so a header sent twice stays visible instead of comma-joined. */
+  headersDistinct?: Record<string, string[] | undefined>;
+  /** Set by `express.raw()` (a Buffer), `express.text()` (a string) or a JSON parser (an object). */
+  body?: unknown;
+  /** The exact bytes, as kept by some platforms and `verify` hooks (Google Cloud Functions, fastify-raw-body). */
+  rawBody?: unknown;
+  readableEnded?: boolean;
+  readableDidRead?: boolean;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  removeListener(event: string, listener: (...args: never[]) => void): unknown;
+  resume(): unknown;
+}
+
+/**
+ * What `readNodeBody` reads from: a Node request (or any readable stream standing for its body), or whatever
+ * a framework left in place of the body: bytes are used as they are, a parsed object is refused.
+ */
+export type NodeBodySource = NodeRequestLike | RawBody | object | null | undefined;
+
+/**
+ * How to word the RAW_BODY_UNAVAILABLE message for one framework: the one fix its users need.
+ *
+ * @example
+ * ```ts
+ * const options: ReadNodeBodyOptions = { fix: 'Mount serviceWebhook() before express.json().' };
+ * ```
+ */
+export interface ReadNodeBodyOptions {
+  fix?: string;
+}
+
+const DEFAULT_FIX =
+  'Mount the webhook route before any JSON body parser, or turn that parser off for this route, so the exact bytes reach it.';
+
+/**
+ * Gives the exact bytes of a Node request body, read at most once and never past `maxBytes`.
+ *
+ * Bytes a framework already kept (`req.rawBody`, a Buffer or string `req.body`) are used as they are. A body
+ * that was parsed into an object, or a stream that something else already read, can no longer be verified:
+ * that is answered RAW_BODY_UNAVAILABLE at once instead of waiting for data that will never come. Otherwise
+ * the stream is read chunk by chunk; past `maxBytes` the chunks are no longer kept and BODY_TOO_LARGE is
+ * thrown right away, while the rest of the upload is discarded as it arrives (what Node does itself for a
+ * body nobody reads) so the connection neither stalls nor buffers it.
+ *
+ * @example
+ * ```ts
+ * import { createWebhookHandler } from '@service-pay/core';
+ * import { readNodeBody } from '@service-pay/core/node';
+ *
+ * const handle = createWebhookHandler({ secret, onPaymentPaid });
+ * http.createServer(async (req, res) => {
+ *   const answer = await handle({ method: req.method ?? '', headers: req.headers, rawBody: (max) => readNodeBody(req, max) });
+ *   res.writeHead(answer.status, answer.headers).end(answer.body);
+ * });
+ * ```
+ */
+export function readNodeBody(
+  source: NodeBodySource,
+  maxBytes: number,
+  options: ReadNodeBodyOptions = {},
+): Promise<RawBody> {
+  if (isBytes(source)) return Promise.resolve(source);
+  if (!isStream(source)) {
+    const what =
+      source === null || source === undefined ? 'there is no body' : 'the body was already parsed into an object';
+    return Promise.reject(unavailable(what, options));
+  }
+  const req = source;
+  if (isBytes(req.rawBody)) return Promise.resolve(req.rawBody);
+  if (isBytes(req.body)) return Promise.resolve(req.body);
+  // Express 4's parsers leave an empty `{}` on requests they skip, with the stream untouched: that one is read.
+  const parsed = req.body !== undefined && req.body !== null && !isEmptyObject(req.body);
+  if (parsed || req.readableEnded === true || req.readableDidRead === true) {
+    const what =
+      req.body === undefined || req.body === null
+        ? 'the body stream was already read'
+        : 'the body was already parsed into an object';
+    return Promise.reject(unavailable(`${what} before this handler ran`, options));
+  }
+  return new Promise<RawBody>((resolve, reject) => {
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    const onData = (chunk: Uint8Array | string) => {
+      const bytes = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
+      total += bytes.byteLength;
+      if (total > maxBytes) {
+        cleanup();
+        chunks.length = 0;
+        // Keep draining without listeners: memory stays flat and a keep-alive connection stays usable.
+        req.resume();
+        reject(new WebhookError('BODY_TOO_LARGE', `The body is over the ${maxBytes}-byte limit (maxBodyBytes).`));
+        return;
+      }
+      chunks.push(bytes);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? (chunks[0] as Uint8Array) : concat(chunks, total));
+    };
+    const onError = (error: unknown) => {
+      cleanup();
+      reject(error);
+    };
+    // 'close' before 'end' means the client went away mid-body: fail now rather than wait forever.
+    const onClose = () => onError(new Error('The request was closed before its body was complete.'));
+    const cleanup = () => {
+      req.removeListener('data', onData);
+      req.removeListener('end', onEnd);
+      req.removeListener('error', onError);
+      req.removeListener('close', onClose);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+/**
+ * Turns a Node request into the core's `WebhookRequest`: headers as received and a body reader the core
+ * calls only once method and headers have passed (a GET or an oversized Content-Length is answered without
+ * touching the body).
+ *
+ * Headers come from `headersDistinct` when Node provides it: plain `req.headers` comma-joins a repeated
+ * `X-Service-Signature`, which would hide the duplicate the core is meant to refuse.
+ *
+ * @example
+ * ```ts
+ * import { createWebhookHandler } from '@service-pay/core';
+ * import { toWebhookRequest } from '@service-pay/core/node';
+ *
+ * const handle = createWebhookHandler({ secret, onPaymentPaid });
+ * const answer = await handle(toWebhookRequest(req, { fix: 'Turn the body parser off for this route.' }));
+ * ```
+ */
+export function toWebhookRequest(req: NodeRequestLike, options: ReadNodeBodyOptions = {}): WebhookRequest {
+  return {
+    method: req.method ?? '',
+    headers: req.headersDistinct ?? req.headers,
+    rawBody: (maxBytes) => readNodeBody(req, maxBytes, options),
+  };
+}
+
+function isStream(value: object | RawBody | null | undefined): value is NodeRequestLike {
+  return typeof (value as NodeRequestLike | null)?.on === 'function';
+}
+
+function isEmptyObject(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  for (const _ in value) return false;
+  return true;
+}
+
+function isBytes(value: unknown): value is RawBody {
+  return typeof value === 'string' || value instanceof Uint8Array || value instanceof ArrayBuffer;
+}
+
+function unavailable(what: string, options: ReadNodeBodyOptions): WebhookError {
+  return new WebhookError(
+    'RAW_BODY_UNAVAILABLE',
+    `The signature is computed over the exact raw body, but ${what}. ${options.fix ?? DEFAULT_FIX}`,
+  );
+}
+
+function concat(chunks: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
