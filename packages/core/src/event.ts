@@ -42,7 +42,6 @@ export const PAYMENT_PAID = 'payment.paid';
 const MAX_TEXT = 256;
 const DECIMAL = /^\d{1,78}(?:\.\d{1,78})?$/;
 const INTEGER_DIGITS = /^\d{1,78}$/;
-const ISO_UTC_MS = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.\d{3}Z$/;
 const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 type Problems = string[];
@@ -59,16 +58,27 @@ function pattern(body: Record<string, unknown>, field: string, re: RegExp, what:
   if (typeof v !== 'string' || !re.test(v)) problems.push(`${field} must be ${what}`);
 }
 
+// Positions of the separators in YYYY-MM-DDTHH:mm:ss.sssZ; every other position is a digit.
+const PAID_AT_SEPARATORS: Record<number, number> = { 4: 0x2d, 7: 0x2d, 10: 0x54, 13: 0x3a, 16: 0x3a, 19: 0x2e, 23: 0x5a };
+
 function isValidPaidAt(v: unknown): boolean {
-  if (typeof v !== 'string') return false;
-  const m = ISO_UTC_MS.exec(v);
-  if (m === null) return false;
-  const year = Number(m[1]);
-  const month = Number(m[2]);
-  const day = Number(m[3]);
+  if (typeof v !== 'string' || v.length !== 24) return false;
+  for (let i = 0; i < 24; i++) {
+    const c = v.charCodeAt(i);
+    const separator = PAID_AT_SEPARATORS[i];
+    if (separator !== undefined ? c !== separator : c < 0x30 || c > 0x39) return false;
+  }
+  const num = (at: number, len: number) => {
+    let n = 0;
+    for (let i = at; i < at + len; i++) n = n * 10 + v.charCodeAt(i) - 0x30;
+    return n;
+  };
+  const year = num(0, 4);
+  const month = num(5, 2);
+  const day = num(8, 2);
   if (month < 1 || month > 12 || day < 1 || day > (DAYS_IN_MONTH[month - 1] as number)) return false;
   if (month === 2 && day === 29 && !(year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0))) return false;
-  return Number(m[4]) < 24 && Number(m[5]) < 60 && Number(m[6]) < 60;
+  return num(11, 2) < 24 && num(14, 2) < 60 && num(17, 2) < 60;
 }
 
 /**

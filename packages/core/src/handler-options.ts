@@ -3,6 +3,7 @@ import { WebhookError } from './errors.js';
 import type { PaymentPaidEvent } from './event.js';
 import { type WebhookLogger, consoleLogger } from './logger.js';
 import { MemoryDedupeStore } from './memory-store.js';
+import { withTimeout } from './with-timeout.js';
 import { type ResolvedVerifyOptions, type VerifyOptions, resolveVerifyOptions } from './verify.js';
 
 /**
@@ -64,6 +65,8 @@ export interface ResolvedHandlerOptions {
   maxBodyBytes: number;
   storeTimeoutMs: number;
   logger: WebhookLogger;
+  /** Bounds a store call by `storeTimeoutMs`; the identity for the in-process store, which cannot hang. */
+  bounded: <T>(call: Promise<T>, what: string) => Promise<T>;
 }
 
 const defaultDedupeKey = (event: PaymentPaidEvent) => `payment.paid:${event.paymentId}`;
@@ -90,6 +93,7 @@ export function resolveHandlerOptions(options: HandlerOptions): ResolvedHandlerO
   if (typeof logger.warn !== 'function' || typeof logger.error !== 'function') {
     throw new WebhookError('INVALID_OPTIONS', 'options.logger must have warn and error methods.');
   }
+  const storeTimeoutMs = positive('storeTimeoutMs', options.storeTimeoutMs, 2_000);
   return {
     verify,
     onPaymentPaid: options.onPaymentPaid,
@@ -98,7 +102,9 @@ export function resolveHandlerOptions(options: HandlerOptions): ResolvedHandlerO
     leaseMs: positive('leaseMs', options.leaseMs, 60_000),
     retainMs: positive('retainMs', options.retainMs, 7 * 24 * 60 * 60 * 1000),
     maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
-    storeTimeoutMs: positive('storeTimeoutMs', options.storeTimeoutMs, 2_000),
+    storeTimeoutMs,
     logger,
+    bounded:
+      store instanceof MemoryDedupeStore ? (call) => call : (call, what) => withTimeout(call, storeTimeoutMs, what),
   };
 }

@@ -1,5 +1,6 @@
 import { cryptoBackend } from '#crypto';
 import { PaymentRejectedError, WebhookError } from './errors.js';
+import type { PaymentPaidEvent } from './event.js';
 import { fingerprintOf } from './fingerprint.js';
 import { type HandlerOptions, type ResolvedHandlerOptions, resolveHandlerOptions } from './handler-options.js';
 import { HEADER, type HeadersInput, readHeader } from './headers.js';
@@ -7,7 +8,6 @@ import { LeaseKeeper } from './lease.js';
 import { type RawBody, exceedsBytes, toRawBytes } from './raw-body.js';
 import { DUPLICATE, IGNORED, RECEIVED, REJECTED, type WebhookResponse, errorResponse, jsonResponse } from './response.js';
 import { verifyResolved } from './verify.js';
-import { withTimeout } from './with-timeout.js';
 
 /**
  * A webhook request as an adapter hands it over. `rawBody` is the exact bytes, or a reader that the
@@ -53,9 +53,10 @@ const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
  */
 export function createWebhookHandler(options: HandlerOptions): WebhookRequestHandler {
   const resolved = resolveHandlerOptions(options);
+  const leases = new LeaseKeeper(resolved.store, resolved.leaseMs, resolved.bounded, resolved.logger);
   return async (request) => {
     try {
-      return await handleDelivery(resolved, request);
+      return await handleDelivery(resolved, leases, request);
     } catch (error) {
       if (error instanceof WebhookError) return refusal(resolved, error);
       resolved.logger.error({ err: error }, 'Unexpected error in the webhook pipeline');
@@ -75,7 +76,7 @@ function refusal(o: ResolvedHandlerOptions, error: WebhookError): WebhookRespons
   return errorResponse(error, error.code === 'METHOD_NOT_ALLOWED' ? { allow: 'POST' } : undefined);
 }
 
-async function handleDelivery(o: ResolvedHandlerOptions, request: WebhookRequest): Promise<WebhookResponse> {
+async function handleDelivery(o: ResolvedHandlerOptions, leases: LeaseKeeper, request: WebhookRequest): Promise<WebhookResponse> {
   if (request.method !== 'POST') {
     throw new WebhookError('METHOD_NOT_ALLOWED', `Webhooks are delivered with POST, not ${String(request.method).slice(0, 16)}.`);
   }
@@ -95,13 +96,14 @@ async function handleDelivery(o: ResolvedHandlerOptions, request: WebhookRequest
   const key = o.dedupeKey(event);
   const fingerprint = fingerprintOf(event);
   const token = cryptoBackend.randomToken();
-  const log = { key, paymentId: event.paymentId, orderNo: event.orderNo, deliveryId };
+  // Log fields are built only when something is logged.
+  const log = () => ({ key, paymentId: event.paymentId, orderNo: event.orderNo, deliveryId });
 
   let outcome: Awaited<ReturnType<typeof o.store.claim>>;
   try {
-    outcome = await withTimeout(o.store.claim(key, token, fingerprint, o.leaseMs), o.storeTimeoutMs, 'The dedupe store');
+    outcome = await o.bounded(o.store.claim(key, token, fingerprint, o.leaseMs), 'The dedupe store');
   } catch (error) {
-    o.logger.error({ ...log, err: error }, 'Dedupe store unavailable; answered 503 so the sender retries');
+    o.logger.error({ ...log(), err: error }, 'Dedupe store unavailable; answered 503 so the sender retries');
     return errorResponse(
       new WebhookError('STORE_UNAVAILABLE', 'The dedupe store is unavailable; retry later.'),
       { 'retry-after': STORE_RETRY_AFTER_SEC },
@@ -110,7 +112,7 @@ async function handleDelivery(o: ResolvedHandlerOptions, request: WebhookRequest
 
   if (outcome.state !== 'claimed' && outcome.fingerprint !== fingerprint) {
     o.logger.error(
-      { ...log, alert: true },
+      { ...log(), alert: true },
       'ALERT: a delivery for this payment carries different signed payment fields than the one seen before; not handled',
     );
     return errorResponse(
@@ -125,61 +127,67 @@ async function handleDelivery(o: ResolvedHandlerOptions, request: WebhookRequest
       { 'retry-after': retryAfter },
     );
   }
-  return runHandler(o, { key, token, log, event, deliveryId, timestamp });
+  return runHandler(o, leases, { key, token, log, event, deliveryId, timestamp });
 }
 
-async function runHandler(
-  o: ResolvedHandlerOptions,
-  d: { key: string; token: string; log: Record<string, unknown>; event: Parameters<typeof o.onPaymentPaid>[0]; deliveryId: string; timestamp: number },
-): Promise<WebhookResponse> {
-  const keeper = new LeaseKeeper(o.store, d.key, d.token, o.leaseMs, o.storeTimeoutMs, o.logger);
+interface ClaimedDelivery {
+  key: string;
+  token: string;
+  log: () => Record<string, unknown>;
+  event: PaymentPaidEvent;
+  deliveryId: string;
+  timestamp: number;
+}
+
+async function runHandler(o: ResolvedHandlerOptions, leases: LeaseKeeper, d: ClaimedDelivery): Promise<WebhookResponse> {
+  const lease = leases.keep(d.key, d.token);
   const started = Date.now();
   try {
     await o.onPaymentPaid(d.event, {
       deliveryId: d.deliveryId,
       timestamp: d.timestamp,
       get signal() {
-        return keeper.signal;
+        return lease.signal;
       },
     });
   } catch (error) {
-    keeper.stop();
+    leases.release(lease);
     if (error instanceof PaymentRejectedError) {
-      o.logger.error({ ...d.log, reason: error.reason }, 'Payment rejected by onPaymentPaid; recorded as completed, not credited');
+      o.logger.error({ ...d.log(), reason: error.reason }, 'Payment rejected by onPaymentPaid; recorded as completed, not credited');
       await completeOrLog(o, d.key, d.token, d.log);
       return jsonResponse(200, REJECTED);
     }
-    o.logger.error({ ...d.log, err: error }, 'onPaymentPaid failed; claim released, the sender will retry');
+    o.logger.error({ ...d.log(), err: error }, 'onPaymentPaid failed; claim released, the sender will retry');
     try {
-      await withTimeout(o.store.release(d.key, d.token), o.storeTimeoutMs, 'release');
+      await o.bounded(o.store.release(d.key, d.token), 'release');
     } catch (releaseError) {
       // The lease still expires on its own; the retry gets 409 until then.
-      o.logger.error({ ...d.log, err: releaseError }, 'Could not release the claim; it frees itself when the lease expires');
+      o.logger.error({ ...d.log(), err: releaseError }, 'Could not release the claim; it frees itself when the lease expires');
     }
     return errorResponse(new WebhookError('HANDLER_FAILED', 'The payment handler failed; the delivery will be retried.'));
   } finally {
-    keeper.stop();
+    leases.release(lease);
     const elapsed = Date.now() - started;
     if (elapsed > SLOW_HANDLER_MS) {
-      o.logger.warn({ ...d.log, elapsedMs: elapsed }, 'onPaymentPaid took over 4 s; the sender times out at 5 s and retries');
+      o.logger.warn({ ...d.log(), elapsedMs: elapsed }, 'onPaymentPaid took over 4 s; the sender times out at 5 s and retries');
     }
   }
   await completeOrLog(o, d.key, d.token, d.log);
   return jsonResponse(200, RECEIVED);
 }
 
-async function completeOrLog(o: ResolvedHandlerOptions, key: string, token: string, log: Record<string, unknown>) {
+async function completeOrLog(o: ResolvedHandlerOptions, key: string, token: string, log: () => Record<string, unknown>) {
   let recorded = false;
   let cause: unknown;
   try {
-    recorded = await withTimeout(o.store.complete(key, token, o.retainMs), o.storeTimeoutMs, 'complete');
+    recorded = await o.bounded(o.store.complete(key, token, o.retainMs), 'complete');
   } catch (error) {
     cause = error;
   }
   if (!recorded) {
     // The work is done, so the sender must hear 200; only the database guard stops a later retry now.
     o.logger.error(
-      { ...log, err: cause },
+      { ...log(), err: cause },
       'Handled, but completion was not recorded (lease lost or store down); a retry may run the handler again',
     );
   }

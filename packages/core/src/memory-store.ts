@@ -15,8 +15,11 @@ export interface MemoryDedupeStoreOptions {
   now?: () => number;
 }
 
-// One small object per key. A completed entry drops its token, so a million of them stay well under
-// 250 bytes each including the key (measured by `pnpm bench`).
+// One small object per key. A completed entry drops its token, so a million of them stay under 250 bytes
+// each including the key and fingerprint (measured by `pnpm bench`).
+// Outcomes are plain data that the pipeline only reads, so the common one is shared.
+const CLAIMED: ClaimOutcome = Object.freeze({ state: 'claimed' });
+
 class Entry {
   constructor(
     public token: string | undefined,
@@ -31,8 +34,9 @@ class Entry {
  * Right for development, tests and single-instance apps whose database also guards the credit. With
  * several instances, use `RedisDedupeStore` from `@service-pay/redis`.
  *
- * Entries are kept in a Map in completion order, so expired ones are swept from the front in O(1)
- * amortised time and, when `maxEntries` is reached, the oldest completed key is the one evicted.
+ * Entries sit in a Map in claim order, which is close to expiry order (leases are short next to the
+ * retention), so expired ones are swept from the front with bounded work per claim and, when
+ * `maxEntries` is reached, the oldest completed key is the one evicted.
  *
  * @example
  * ```ts
@@ -71,17 +75,15 @@ export class MemoryDedupeStore implements DedupeStore {
     if (existing !== undefined) this.#entries.delete(key);
     this.#makeRoom(now);
     this.#entries.set(key, new Entry(token, fingerprint, now + leaseMs));
-    return { state: 'claimed' };
+    return CLAIMED;
   }
 
   async complete(key: string, token: string, retainMs: number): Promise<boolean> {
     const entry = this.#held(key, token);
     if (entry === undefined) return false;
     entry.token = undefined;
+    // Updated in place, not re-inserted: a Map keeps a hole for every deletion until it next grows.
     entry.expiresAt = this.#now() + retainMs;
-    // Re-insert so the Map stays in completion (= expiry) order for the sweep and eviction.
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
     return true;
   }
 
@@ -105,10 +107,12 @@ export class MemoryDedupeStore implements DedupeStore {
 
   #makeRoom(now: number): void {
     // Sweep a few expired entries from the front on every claim: bounded work, and memory follows traffic.
-    let budget = 4;
+    // A live lease at the front is stepped over; a live completed entry means the rest is younger.
+    let budget = 8;
     for (const [key, entry] of this.#entries) {
-      if (entry.expiresAt > now || budget-- === 0) break;
-      this.#entries.delete(key);
+      if (budget-- === 0) break;
+      if (entry.expiresAt <= now) this.#entries.delete(key);
+      else if (entry.token === undefined) break;
     }
     if (this.#entries.size < this.#maxEntries) return;
     for (const [key, entry] of this.#entries) {

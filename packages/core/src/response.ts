@@ -16,11 +16,9 @@ export interface WebhookResponse {
 }
 
 export function jsonResponse(status: number, body: string, extraHeaders?: Record<string, string>): WebhookResponse {
-  return {
-    status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...extraHeaders },
-    body,
-  };
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+  if (extraHeaders !== undefined) Object.assign(headers, extraHeaders);
+  return { status, headers, body };
 }
 
 /** Spec section 7 error body: `{"error": CODE, "message": "..."}`, with the code's status. */

@@ -13,7 +13,15 @@ export interface ParsedSignatureHeader {
 const MAX_HEADER_LENGTH = 4096;
 const MAX_V1 = 8;
 const DIGITS = /^\d{1,12}$/;
-const HEX64 = /^[0-9a-fA-F]{64}$/;
+function isHex64(value: string): boolean {
+  if (value.length !== 64) return false;
+  for (let i = 0; i < 64; i++) {
+    const c = value.charCodeAt(i);
+    const lower = c | 0x20; // a-f from A-F; checked apart from digits so no control character folds into one
+    if (!((c >= 0x30 && c <= 0x39) || (lower >= 0x61 && lower <= 0x66))) return false;
+  }
+  return true;
+}
 
 /**
  * Strict parse: exactly one `t` of digits only; every `v1` is 64 hex digits; other schemes (a future `v2`,
@@ -32,23 +40,30 @@ export function parseSignatureHeader(header: string | undefined): ParsedSignatur
   let timestampText: string | undefined;
   const signatures: string[] = [];
   const otherSchemes: string[] = [];
-  for (const rawItem of header.split(',')) {
-    const item = rawItem.trim();
-    const eq = item.indexOf('=');
-    if (eq <= 0) throw malformed(`expected key=value items separated by commas, got "${describe(item)}"`);
-    const key = item.slice(0, eq);
-    const value = item.slice(eq + 1);
-    if (key === 't') {
+  // A hand-written scan rather than split/trim: this runs on every request, before anything else.
+  for (let start = 0; start <= header.length; ) {
+    let end = header.indexOf(',', start);
+    if (end === -1) end = header.length;
+    let from = start;
+    let to = end;
+    while (from < to && isBlank(header.charCodeAt(from))) from++;
+    while (to > from && isBlank(header.charCodeAt(to - 1))) to--;
+    const eq = header.indexOf('=', from);
+    if (eq <= from || eq >= to) throw malformed(`expected key=value items separated by commas, got "${describe(header.slice(from, to))}"`);
+    const value = header.slice(eq + 1, to);
+    const keyLength = eq - from;
+    if (keyLength === 1 && header.charCodeAt(from) === 0x74 /* t */) {
       if (timestampText !== undefined) throw malformed('it has more than one t= item');
       if (!DIGITS.test(value)) throw malformed('t= must be Unix seconds, digits only');
       timestampText = value;
-    } else if (key === 'v1') {
-      if (!HEX64.test(value)) throw malformed(`every v1= must be 64 hex digits, got ${value.length} characters`);
+    } else if (keyLength === 2 && header.charCodeAt(from) === 0x76 /* v */ && header.charCodeAt(from + 1) === 0x31 /* 1 */) {
+      if (!isHex64(value)) throw malformed(`every v1= must be 64 hex digits, got ${value.length} characters`);
       if (signatures.length === MAX_V1) throw malformed(`it has more than ${MAX_V1} v1= items`);
       signatures.push(value);
     } else if (otherSchemes.length < 8) {
-      otherSchemes.push(key);
+      otherSchemes.push(describe(header.slice(from, eq)));
     }
+    start = end + 1;
   }
   if (timestampText === undefined) throw malformed('it has no t= item');
   if (signatures.length === 0) {
@@ -57,6 +72,8 @@ export function parseSignatureHeader(header: string | undefined): ParsedSignatur
   }
   return { timestampText, timestamp: Number(timestampText), signatures };
 }
+
+const isBlank = (c: number) => c === 0x20 || c === 0x09;
 
 function malformed(why: string): WebhookError {
   return new WebhookError(

@@ -1,4 +1,5 @@
 import { cryptoBackend } from '#crypto';
+import { timingSafeEqualHex } from './crypto/timing-safe-equal-hex.js';
 import { WebhookError } from './errors.js';
 import { PAYMENT_PAID, type PaymentPaidEvent, assertPaymentPaidEvent } from './event.js';
 import { HEADER, type HeadersInput, readHeader } from './headers.js';
@@ -153,12 +154,11 @@ async function checkSignature(
   signatures: readonly string[],
   body: Uint8Array | string,
 ): Promise<void> {
-  const received = signatures.map((hex) => cryptoBackend.hexToBytes(hex));
   for (const secret of secrets) {
     let expected = cryptoBackend.signPayload(secret, timestampText, body);
-    if (expected instanceof Promise) expected = await expected;
-    for (const candidate of received) {
-      if (cryptoBackend.timingSafeEqual(expected, candidate)) return;
+    if (typeof expected !== 'string') expected = await expected;
+    for (const candidate of signatures) {
+      if (timingSafeEqualHex(expected, candidate)) return;
     }
   }
   let hint = ' Check that the secret is this endpoint\'s webhook secret (not the API secret) and that the body is passed exactly as received, not re-serialized JSON.';

@@ -4,18 +4,17 @@
  * picks one per package export condition, so no runtime ever probes for `require('crypto')`.
  */
 export interface CryptoBackend {
-  /** HMAC-SHA256 keyed with `secret` over `${timestamp}.` followed by the body, as raw digest bytes. */
-  signPayload(secret: string, timestamp: string, body: Uint8Array | string): Uint8Array | Promise<Uint8Array>;
-  /** The same, synchronously, as lowercase hex. Used only by the test signer. */
+  /**
+   * HMAC-SHA256 keyed with `secret` over `${timestamp}.` followed by the body, as lowercase hex. Hex
+   * rather than bytes: on Node a hex digest is a plain string, cheaper than allocating a Buffer.
+   */
+  signPayload(secret: string, timestamp: string, body: Uint8Array | string): string | Promise<string>;
+  /** The same, always synchronously. Used by the test signer. */
   signPayloadHexSync(secret: string, timestamp: string, body: Uint8Array | string): string;
   /** SHA-256 of UTF-8 text, base64url without padding (43 characters). */
   sha256Base64Url(text: string): string;
-  /** Constant-time equality of two byte arrays of equal length. */
-  timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean;
   /** Strict UTF-8 decode; `undefined` when the bytes are not valid UTF-8. */
   decodeUtf8(bytes: Uint8Array): string | undefined;
-  /** Decodes 64 hex digits (already checked) to 32 bytes. */
-  hexToBytes(hex: string): Uint8Array;
   /** A random, unguessable token for claim fencing. */
   randomToken(): string;
 }

@@ -8,13 +8,6 @@ export function bytesToHex(bytes: Uint8Array): string {
   return out;
 }
 
-/** Bytes of a string of hex digits whose form was already checked. */
-export function hexToBytes(hex: string): Uint8Array {
-  const out = new Uint8Array(hex.length >> 1);
-  for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return out;
-}
-
 /** base64url without padding. */
 export function bytesToBase64Url(bytes: Uint8Array): string {
   let out = '';

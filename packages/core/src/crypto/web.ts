@@ -1,5 +1,5 @@
 import type { CryptoBackend } from './backend.js';
-import { bytesToBase64Url, bytesToHex, hexToBytes } from './encoding.js';
+import { bytesToBase64Url, bytesToHex } from './encoding.js';
 import { hmacSha256, sha256 } from './sha256.js';
 
 const encoder = new TextEncoder();
@@ -30,17 +30,11 @@ function signedBytes(timestamp: string, body: Uint8Array | string): Uint8Array<A
 export const cryptoBackend: CryptoBackend = {
   signPayload: async (secret, timestamp, body) => {
     const signature = await crypto.subtle.sign('HMAC', await keyFor(secret), signedBytes(timestamp, body));
-    return new Uint8Array(signature);
+    return bytesToHex(new Uint8Array(signature));
   },
   signPayloadHexSync: (secret, timestamp, body) =>
     bytesToHex(hmacSha256(encoder.encode(secret), signedBytes(timestamp, body))),
   sha256Base64Url: (text) => bytesToBase64Url(sha256(encoder.encode(text))),
-  timingSafeEqual: (a, b) => {
-    if (a.length !== b.length) return false;
-    let diff = 0;
-    for (let i = 0; i < a.length; i++) diff |= (a[i] as number) ^ (b[i] as number);
-    return diff === 0;
-  },
   decodeUtf8: (bytes) => {
     try {
       return strictDecoder.decode(bytes);
@@ -48,6 +42,5 @@ export const cryptoBackend: CryptoBackend = {
       return undefined;
     }
   },
-  hexToBytes,
   randomToken: () => crypto.randomUUID(),
 };

@@ -1,0 +1,26 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { MemoryDedupeStore, type PaymentPaidEvent } from '@service-pay/core';
+import { benchEvent } from './fixtures.js';
+
+// Mirrors what the pipeline stores per payment: key `payment.paid:<paymentId>` (a 20-character id), a
+// 43-character base64url SHA-256 fingerprint, a UUID token while claimed.
+const count = Number(process.argv[2]);
+const gc = globalThis.gc as () => void;
+const template: PaymentPaidEvent = benchEvent();
+
+gc();
+gc();
+const before = process.memoryUsage().heapUsed;
+const store = new MemoryDedupeStore({ maxEntries: count });
+for (let i = 0; i < count; i++) {
+  const key = `payment.paid:p_${i.toString(36).padStart(8, '0')}${template.paymentId.slice(-12)}`;
+  const token = randomUUID();
+  const fingerprint = createHash('sha256').update(key).digest('base64url');
+  await store.claim(key, token, fingerprint, 60_000);
+  await store.complete(key, token, 7 * 24 * 3600 * 1000);
+}
+gc();
+gc();
+const after = process.memoryUsage().heapUsed;
+if (store.size !== count) throw new Error(`store holds ${store.size}, expected ${count}`);
+process.send?.((after - before) / count);

@@ -1,0 +1,20 @@
+import type { TargetCheck } from './harness.js';
+
+/**
+ * `pnpm bench`: every benchmark, printed as ratios against baselines run in the same process. Exits 0
+ * even when a target is missed (machines are noisy), but says so in the summary.
+ */
+const suites: Array<[string, () => Promise<{ run: () => Promise<TargetCheck[]> }>]> = [
+  ['core', () => import('./core.bench.js')],
+  ['memory', () => import('./memory.bench.js')],
+];
+
+const only = process.argv.slice(2);
+const all: TargetCheck[] = [];
+for (const [name, load] of suites) {
+  if (only.length > 0 && !only.includes(name)) continue;
+  const suite = await load();
+  all.push(...(await suite.run()));
+}
+const missed = all.filter((c) => !c.met);
+console.log(`\n${all.length - missed.length} of ${all.length} targets met${missed.length ? `; missed: ${missed.map((m) => `${m.of}/${m.over}`).join(', ')}` : ''}`);
