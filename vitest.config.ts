@@ -8,7 +8,7 @@ export default defineConfig({
       'packages/*/vitest.config.ts',
       'packages/core/vitest.web.config.ts',
       'examples/*/vitest.config.ts',
-      'test/vitest.config.ts',
+      'test/vitest.config*.ts',
     ],
   },
 });

@@ -1,9 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { MemoryDedupeStore, createWebhookHandler, verifyWebhook } from '@service-pay/core';
+import { createWebhookHandler, MemoryDedupeStore, verifyWebhook } from '@service-pay/core';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { SECRET, signedDeliveries } from './fixtures.js';
-import { type TargetCheck, compare, report } from './harness.js';
+import { compare, report, type TargetCheck } from './harness.js';
 
 /** The baseline: the least a correct receiver must do, written by hand. */
 function handRolledVerify(body: Buffer, header: string): unknown {
@@ -31,7 +31,11 @@ export async function run(): Promise<TargetCheck[]> {
     'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
     'webhook-signature': '',
   };
-  swHeaders['webhook-signature'] = sw.sign(swHeaders['webhook-id'], new Date(Number(swHeaders['webhook-timestamp']) * 1000), one.text);
+  swHeaders['webhook-signature'] = sw.sign(
+    swHeaders['webhook-id'],
+    new Date(Number(swHeaders['webhook-timestamp']) * 1000),
+    one.text,
+  );
 
   // Sanity: every verifier accepts the fixture before anything is timed.
   handRolledVerify(one.body, signatureHeader);
@@ -40,30 +44,52 @@ export async function run(): Promise<TargetCheck[]> {
   sw.verify(one.text, swHeaders);
 
   const verifyResults = await compare([
-    { name: 'hand-rolled createHmac+timingSafeEqual+JSON.parse', fn: () => handRolledVerify(one.body, signatureHeader) },
+    {
+      name: 'hand-rolled createHmac+timingSafeEqual+JSON.parse',
+      fn: () => handRolledVerify(one.body, signatureHeader),
+    },
     { name: 'verifyWebhook', fn: () => verifyWebhook({ rawBody: one.body, headers: one.headers }, options) },
-    { name: 'stripe webhooks.constructEvent', fn: () => stripe.webhooks.constructEvent(one.body, signatureHeader, SECRET) },
+    {
+      name: 'stripe webhooks.constructEvent',
+      fn: () => stripe.webhooks.constructEvent(one.body, signatureHeader, SECRET),
+    },
     { name: 'standardwebhooks verify', fn: () => sw.verify(one.text, swHeaders) },
   ]);
-  const checks = report('verify one delivery (~330-byte body, Buffer)', verifyResults, 'hand-rolled createHmac+timingSafeEqual+JSON.parse', [
-    { of: 'verifyWebhook', over: 'hand-rolled createHmac+timingSafeEqual+JSON.parse', atLeast: 0.75 },
-    { of: 'verifyWebhook', over: 'stripe webhooks.constructEvent', atLeast: 1.5 },
-  ]);
+  const checks = report(
+    'verify one delivery (~330-byte body, Buffer)',
+    verifyResults,
+    'hand-rolled createHmac+timingSafeEqual+JSON.parse',
+    [
+      { of: 'verifyWebhook', over: 'hand-rolled createHmac+timingSafeEqual+JSON.parse', atLeast: 0.75 },
+      { of: 'verifyWebhook', over: 'stripe webhooks.constructEvent', atLeast: 1.5 },
+    ],
+  );
 
   // End to end through the exactly-once pipeline with the memory store. Fresh keys need a fresh pool per
   // round: each round gets a new handler and store and walks the pool once.
   const pool = signedDeliveries(60_000);
-  let handle = createWebhookHandler({ secret: SECRET, store: new MemoryDedupeStore({ maxEntries: 100_000 }), onPaymentPaid: () => {} });
+  let handle = createWebhookHandler({
+    secret: SECRET,
+    store: new MemoryDedupeStore({ maxEntries: 100_000 }),
+    onPaymentPaid: () => {},
+  });
   let next = 0;
   const duplicateHandler = createWebhookHandler({ secret: SECRET, onPaymentPaid: () => {} });
   await duplicateHandler({ method: 'POST', headers: one.headers, rawBody: one.body });
 
   const handlerResults = await compare([
-    { name: 'hand-rolled createHmac+timingSafeEqual+JSON.parse', fn: () => handRolledVerify(one.body, signatureHeader) },
+    {
+      name: 'hand-rolled createHmac+timingSafeEqual+JSON.parse',
+      fn: () => handRolledVerify(one.body, signatureHeader),
+    },
     {
       name: 'handler, memory store, fresh keys',
       setup: () => {
-        handle = createWebhookHandler({ secret: SECRET, store: new MemoryDedupeStore({ maxEntries: 100_000 }), onPaymentPaid: () => {} });
+        handle = createWebhookHandler({
+          secret: SECRET,
+          store: new MemoryDedupeStore({ maxEntries: 100_000 }),
+          onPaymentPaid: () => {},
+        });
         next = 0;
       },
       maxOpsPerRound: pool.length,
@@ -79,7 +105,11 @@ export async function run(): Promise<TargetCheck[]> {
   ]);
   checks.push(
     ...report('exactly-once handler end to end', handlerResults, 'hand-rolled createHmac+timingSafeEqual+JSON.parse', [
-      { of: 'handler, memory store, fresh keys', over: 'hand-rolled createHmac+timingSafeEqual+JSON.parse', atLeast: 0.4 },
+      {
+        of: 'handler, memory store, fresh keys',
+        over: 'hand-rolled createHmac+timingSafeEqual+JSON.parse',
+        atLeast: 0.4,
+      },
     ]),
   );
   return checks;

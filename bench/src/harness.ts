@@ -46,7 +46,10 @@ const median = (xs: number[]) => {
 };
 
 /** Runs `cases` in `rounds` interleaved rounds after a warm-up; returns each case's median ops/s. */
-export async function compare(cases: BenchCase[], { rounds = 7, timeMs = 300, warmupMs = 300 } = {}): Promise<CaseResult[]> {
+export async function compare(
+  cases: BenchCase[],
+  { rounds = 7, timeMs = 300, warmupMs = 300 } = {},
+): Promise<CaseResult[]> {
   for (const c of cases) await opsPerSecond(c, warmupMs);
   const samples = cases.map(() => [] as number[]);
   for (let r = 0; r < rounds; r++) {
@@ -77,7 +80,9 @@ export function report(title: string, results: CaseResult[], baseline: string, t
   const base = byName.get(baseline) as number;
   console.log(`\n## ${title}`);
   for (const r of results) {
-    console.log(`  ${r.name.padEnd(52)} ${fmt(r.opsPerSec).padStart(12)} ops/s   ${(r.opsPerSec / base).toFixed(2)}x ${baseline}`);
+    console.log(
+      `  ${r.name.padEnd(52)} ${fmt(r.opsPerSec).padStart(12)} ops/s   ${(r.opsPerSec / base).toFixed(2)}x ${baseline}`,
+    );
   }
   return targets.map((t) => check(t, byName));
 }

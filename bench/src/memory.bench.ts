@@ -20,6 +20,8 @@ export async function run(): Promise<TargetCheck[]> {
   });
   const met = bytesPerKey <= LIMIT;
   console.log('\n## MemoryDedupeStore heap per completed key');
-  console.log(`  ${KEYS.toLocaleString('en-US')} completed keys: ${bytesPerKey.toFixed(1)} bytes/key (<= ${LIMIT}) ${met ? 'MET' : 'MISSED'}`);
+  console.log(
+    `  ${KEYS.toLocaleString('en-US')} completed keys: ${bytesPerKey.toFixed(1)} bytes/key (<= ${LIMIT}) ${met ? 'MET' : 'MISSED'}`,
+  );
   return [{ of: 'bytes per key', over: '', atLeast: -LIMIT, ratio: -bytesPerKey, met }];
 }

@@ -17,4 +17,6 @@ for (const [name, load] of suites) {
   all.push(...(await suite.run()));
 }
 const missed = all.filter((c) => !c.met);
-console.log(`\n${all.length - missed.length} of ${all.length} targets met${missed.length ? `; missed: ${missed.map((m) => `${m.of}/${m.over}`).join(', ')}` : ''}`);
+console.log(
+  `\n${all.length - missed.length} of ${all.length} targets met${missed.length ? `; missed: ${missed.map((m) => `${m.of}/${m.over}`).join(', ')}` : ''}`,
+);

@@ -59,7 +59,15 @@ function pattern(body: Record<string, unknown>, field: string, re: RegExp, what:
 }
 
 // Positions of the separators in YYYY-MM-DDTHH:mm:ss.sssZ; every other position is a digit.
-const PAID_AT_SEPARATORS: Record<number, number> = { 4: 0x2d, 7: 0x2d, 10: 0x54, 13: 0x3a, 16: 0x3a, 19: 0x2e, 23: 0x5a };
+const PAID_AT_SEPARATORS: Record<number, number> = {
+  4: 0x2d,
+  7: 0x2d,
+  10: 0x54,
+  13: 0x3a,
+  16: 0x3a,
+  19: 0x2e,
+  23: 0x5a,
+};
 
 function isValidPaidAt(v: unknown): boolean {
   if (typeof v !== 'string' || v.length !== 24) return false;
@@ -85,10 +93,17 @@ function isValidPaidAt(v: unknown): boolean {
  * Checks a parsed, signature-verified body against spec 2.3 and narrows its type. Every problem is
  * reported at once, so one log line tells the whole story.
  */
-export function assertPaymentPaidEvent(body: Record<string, unknown>): asserts body is Record<string, unknown> & PaymentPaidEvent {
+export function assertPaymentPaidEvent(
+  body: Record<string, unknown>,
+): asserts body is Record<string, unknown> & PaymentPaidEvent {
   const problems: Problems = [];
   const paymentId = body.paymentId;
-  if (typeof paymentId !== 'string' || !paymentId.startsWith('p_') || paymentId.length < 3 || paymentId.length > MAX_TEXT) {
+  if (
+    typeof paymentId !== 'string' ||
+    !paymentId.startsWith('p_') ||
+    paymentId.length < 3 ||
+    paymentId.length > MAX_TEXT
+  ) {
     problems.push('paymentId must be a string that starts with "p_"');
   }
   text(body, 'orderNo', problems);

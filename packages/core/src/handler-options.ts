@@ -1,10 +1,10 @@
 import type { DedupeStore } from './dedupe-store.js';
 import { WebhookError } from './errors.js';
 import type { PaymentPaidEvent } from './event.js';
-import { type WebhookLogger, consoleLogger } from './logger.js';
+import { consoleLogger, type WebhookLogger } from './logger.js';
 import { MemoryDedupeStore } from './memory-store.js';
+import { type ResolvedVerifyOptions, resolveVerifyOptions, type VerifyOptions } from './verify.js';
 import { withTimeout } from './with-timeout.js';
-import { type ResolvedVerifyOptions, type VerifyOptions, resolveVerifyOptions } from './verify.js';
 
 /**
  * What `onPaymentPaid` gets besides the event.
@@ -73,7 +73,8 @@ const defaultDedupeKey = (event: PaymentPaidEvent) => `payment.paid:${event.paym
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   const v = value ?? fallback;
-  if (!(Number.isFinite(v) && v > 0)) throw new WebhookError('INVALID_OPTIONS', `options.${name} must be a positive number.`);
+  if (!(Number.isFinite(v) && v > 0))
+    throw new WebhookError('INVALID_OPTIONS', `options.${name} must be a positive number.`);
   return v;
 }
 

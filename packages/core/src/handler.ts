@@ -5,8 +5,16 @@ import { fingerprintOf } from './fingerprint.js';
 import { type HandlerOptions, type ResolvedHandlerOptions, resolveHandlerOptions } from './handler-options.js';
 import { HEADER, type HeadersInput, readHeader } from './headers.js';
 import { LeaseKeeper } from './lease.js';
-import { type RawBody, exceedsBytes, toRawBytes } from './raw-body.js';
-import { DUPLICATE, IGNORED, RECEIVED, REJECTED, type WebhookResponse, errorResponse, jsonResponse } from './response.js';
+import { exceedsBytes, type RawBody, toRawBytes } from './raw-body.js';
+import {
+  DUPLICATE,
+  errorResponse,
+  IGNORED,
+  jsonResponse,
+  RECEIVED,
+  REJECTED,
+  type WebhookResponse,
+} from './response.js';
 import { verifyResolved } from './verify.js';
 
 /**
@@ -76,9 +84,16 @@ function refusal(o: ResolvedHandlerOptions, error: WebhookError): WebhookRespons
   return errorResponse(error, error.code === 'METHOD_NOT_ALLOWED' ? { allow: 'POST' } : undefined);
 }
 
-async function handleDelivery(o: ResolvedHandlerOptions, leases: LeaseKeeper, request: WebhookRequest): Promise<WebhookResponse> {
+async function handleDelivery(
+  o: ResolvedHandlerOptions,
+  leases: LeaseKeeper,
+  request: WebhookRequest,
+): Promise<WebhookResponse> {
   if (request.method !== 'POST') {
-    throw new WebhookError('METHOD_NOT_ALLOWED', `Webhooks are delivered with POST, not ${String(request.method).slice(0, 16)}.`);
+    throw new WebhookError(
+      'METHOD_NOT_ALLOWED',
+      `Webhooks are delivered with POST, not ${String(request.method).slice(0, 16)}.`,
+    );
   }
   const { headers } = request;
   const contentType = readHeader(headers, HEADER.contentType, 'UNSUPPORTED_MEDIA_TYPE');
@@ -104,10 +119,9 @@ async function handleDelivery(o: ResolvedHandlerOptions, leases: LeaseKeeper, re
     outcome = await o.bounded(o.store.claim(key, token, fingerprint, o.leaseMs), 'The dedupe store');
   } catch (error) {
     o.logger.error({ ...log(), err: error }, 'Dedupe store unavailable; answered 503 so the sender retries');
-    return errorResponse(
-      new WebhookError('STORE_UNAVAILABLE', 'The dedupe store is unavailable; retry later.'),
-      { 'retry-after': STORE_RETRY_AFTER_SEC },
-    );
+    return errorResponse(new WebhookError('STORE_UNAVAILABLE', 'The dedupe store is unavailable; retry later.'), {
+      'retry-after': STORE_RETRY_AFTER_SEC,
+    });
   }
 
   if (outcome.state !== 'claimed' && outcome.fingerprint !== fingerprint) {
@@ -139,7 +153,11 @@ interface ClaimedDelivery {
   timestamp: number;
 }
 
-async function runHandler(o: ResolvedHandlerOptions, leases: LeaseKeeper, d: ClaimedDelivery): Promise<WebhookResponse> {
+async function runHandler(
+  o: ResolvedHandlerOptions,
+  leases: LeaseKeeper,
+  d: ClaimedDelivery,
+): Promise<WebhookResponse> {
   const lease = leases.keep(d.key, d.token);
   const started = Date.now();
   try {
@@ -153,7 +171,10 @@ async function runHandler(o: ResolvedHandlerOptions, leases: LeaseKeeper, d: Cla
   } catch (error) {
     leases.release(lease);
     if (error instanceof PaymentRejectedError) {
-      o.logger.error({ ...d.log(), reason: error.reason }, 'Payment rejected by onPaymentPaid; recorded as completed, not credited');
+      o.logger.error(
+        { ...d.log(), reason: error.reason },
+        'Payment rejected by onPaymentPaid; recorded as completed, not credited',
+      );
       await completeOrLog(o, d.key, d.token, d.log);
       return jsonResponse(200, REJECTED);
     }
@@ -162,21 +183,34 @@ async function runHandler(o: ResolvedHandlerOptions, leases: LeaseKeeper, d: Cla
       await o.bounded(o.store.release(d.key, d.token), 'release');
     } catch (releaseError) {
       // The lease still expires on its own; the retry gets 409 until then.
-      o.logger.error({ ...d.log(), err: releaseError }, 'Could not release the claim; it frees itself when the lease expires');
+      o.logger.error(
+        { ...d.log(), err: releaseError },
+        'Could not release the claim; it frees itself when the lease expires',
+      );
     }
-    return errorResponse(new WebhookError('HANDLER_FAILED', 'The payment handler failed; the delivery will be retried.'));
+    return errorResponse(
+      new WebhookError('HANDLER_FAILED', 'The payment handler failed; the delivery will be retried.'),
+    );
   } finally {
     leases.release(lease);
     const elapsed = Date.now() - started;
     if (elapsed > SLOW_HANDLER_MS) {
-      o.logger.warn({ ...d.log(), elapsedMs: elapsed }, 'onPaymentPaid took over 4 s; the sender times out at 5 s and retries');
+      o.logger.warn(
+        { ...d.log(), elapsedMs: elapsed },
+        'onPaymentPaid took over 4 s; the sender times out at 5 s and retries',
+      );
     }
   }
   await completeOrLog(o, d.key, d.token, d.log);
   return jsonResponse(200, RECEIVED);
 }
 
-async function completeOrLog(o: ResolvedHandlerOptions, key: string, token: string, log: () => Record<string, unknown>) {
+async function completeOrLog(
+  o: ResolvedHandlerOptions,
+  key: string,
+  token: string,
+  log: () => Record<string, unknown>,
+) {
   let recorded = false;
   let cause: unknown;
   try {

@@ -20,7 +20,11 @@ export const HEADER = {
  * A header that arrives twice is refused rather than joined or truncated: a second signature or delivery
  * id is either a proxy bug or an attack, and picking one of them would hide it.
  */
-export function readHeader(headers: HeadersInput, name: string, errorCode: 'MALFORMED_SIGNATURE' | 'EVENT_MISMATCH' | 'MISSING_DELIVERY_ID' | 'UNSUPPORTED_MEDIA_TYPE'): string | undefined {
+export function readHeader(
+  headers: HeadersInput,
+  name: string,
+  errorCode: 'MALFORMED_SIGNATURE' | 'EVENT_MISMATCH' | 'MISSING_DELIVERY_ID' | 'UNSUPPORTED_MEDIA_TYPE',
+): string | undefined {
   if (typeof (headers as Headers).get === 'function' && !isPlainRecord(headers)) {
     return (headers as Headers).get(name) ?? undefined;
   }

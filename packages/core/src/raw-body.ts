@@ -12,7 +12,10 @@ export function toRawBytes(rawBody: unknown): Uint8Array | string {
   if (typeof rawBody === 'string' || rawBody instanceof Uint8Array) return rawBody;
   if (rawBody instanceof ArrayBuffer) return new Uint8Array(rawBody);
   if (ArrayBuffer.isView(rawBody)) return new Uint8Array(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength);
-  const what = rawBody === null || rawBody === undefined ? 'no body' : `a ${typeof rawBody === 'object' ? 'parsed object' : typeof rawBody}`;
+  const what =
+    rawBody === null || rawBody === undefined
+      ? 'no body'
+      : `a ${typeof rawBody === 'object' ? 'parsed object' : typeof rawBody}`;
   throw new WebhookError(
     'RAW_BODY_UNAVAILABLE',
     `The raw request body is needed to check the signature, but got ${what}. Pass the body exactly as received (string, Buffer, Uint8Array or ArrayBuffer): mount the webhook route before any JSON body parser (e.g. express.json()) or turn that parser off for this route.`,

@@ -1,4 +1,4 @@
-import { WebhookError } from './errors.js';
+import type { WebhookError } from './errors.js';
 
 /**
  * What the handler answers, framework-neutral. Adapters copy it onto their response unchanged.
@@ -16,7 +16,10 @@ export interface WebhookResponse {
 }
 
 export function jsonResponse(status: number, body: string, extraHeaders?: Record<string, string>): WebhookResponse {
-  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+  };
   if (extraHeaders !== undefined) Object.assign(headers, extraHeaders);
   return { status, headers, body };
 }

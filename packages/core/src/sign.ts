@@ -37,7 +37,8 @@ export function signWebhook(input: SignWebhookInput): { body: string; headers: R
     throw new WebhookError('INVALID_OPTIONS', 'signWebhook needs a non-empty secret.');
   }
   const body = typeof input.event === 'string' ? input.event : JSON.stringify(input.event);
-  if (typeof body !== 'string') throw new WebhookError('INVALID_OPTIONS', 'signWebhook needs an event object or a body string.');
+  if (typeof body !== 'string')
+    throw new WebhookError('INVALID_OPTIONS', 'signWebhook needs an event object or a body string.');
   const timestamp = input.timestamp ?? Math.floor(Date.now() / 1000);
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
     throw new WebhookError('INVALID_OPTIONS', 'signWebhook timestamp must be whole Unix seconds.');

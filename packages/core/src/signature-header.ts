@@ -49,14 +49,19 @@ export function parseSignatureHeader(header: string | undefined): ParsedSignatur
     while (from < to && isBlank(header.charCodeAt(from))) from++;
     while (to > from && isBlank(header.charCodeAt(to - 1))) to--;
     const eq = header.indexOf('=', from);
-    if (eq <= from || eq >= to) throw malformed(`expected key=value items separated by commas, got "${describe(header.slice(from, to))}"`);
+    if (eq <= from || eq >= to)
+      throw malformed(`expected key=value items separated by commas, got ${describe(header.slice(from, to))}`);
     const value = header.slice(eq + 1, to);
     const keyLength = eq - from;
     if (keyLength === 1 && header.charCodeAt(from) === 0x74 /* t */) {
       if (timestampText !== undefined) throw malformed('it has more than one t= item');
       if (!DIGITS.test(value)) throw malformed('t= must be Unix seconds, digits only');
       timestampText = value;
-    } else if (keyLength === 2 && header.charCodeAt(from) === 0x76 /* v */ && header.charCodeAt(from + 1) === 0x31 /* 1 */) {
+    } else if (
+      keyLength === 2 &&
+      header.charCodeAt(from) === 0x76 /* v */ &&
+      header.charCodeAt(from + 1) === 0x31 /* 1 */
+    ) {
       if (!isHex64(value)) throw malformed(`every v1= must be 64 hex digits, got ${value.length} characters`);
       if (signatures.length === MAX_V1) throw malformed(`it has more than ${MAX_V1} v1= items`);
       signatures.push(value);
@@ -82,8 +87,7 @@ function malformed(why: string): WebhookError {
   );
 }
 
-// Keys and junk may be echoed, but never a value (it could be a signature).
-function describe(item: string): string {
-  const key = item.split('=')[0] ?? '';
-  return key.length > 20 ? `${key.slice(0, 20)}…` : key;
+// Only a short scheme-like name is ever echoed: anything longer could be (part of) a signature.
+function describe(text: string): string {
+  return /^[A-Za-z0-9_-]{1,8}$/.test(text) ? text : `<${text.length} characters>`;
 }

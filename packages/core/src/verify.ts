@@ -1,7 +1,7 @@
 import { cryptoBackend } from '#crypto';
 import { timingSafeEqualHex } from './crypto/timing-safe-equal-hex.js';
 import { WebhookError } from './errors.js';
-import { PAYMENT_PAID, type PaymentPaidEvent, assertPaymentPaidEvent } from './event.js';
+import { assertPaymentPaidEvent, PAYMENT_PAID, type PaymentPaidEvent } from './event.js';
 import { HEADER, type HeadersInput, readHeader } from './headers.js';
 import { type RawBody, toRawBytes } from './raw-body.js';
 import { parseSignatureHeader } from './signature-header.js';
@@ -66,6 +66,11 @@ export function resolveVerifyOptions(options: VerifyOptions): ResolvedVerifyOpti
   return { secrets, toleranceSec, now };
 }
 
+// Messages may name an event type, but never echo arbitrary text (it could carry a signature or body data).
+const EVENT_NAME = /^[a-z][a-z0-9_]{0,31}(?:\.[a-z0-9_]{1,32}){1,3}$/;
+const quoteEventName = (name: string) =>
+  EVENT_NAME.test(name) ? `"${name}"` : `(${name.length} characters, not an event name)`;
+
 const DELIVERY_ID = /^dl_[\x21-\x7e]{1,253}$/;
 
 /**
@@ -129,7 +134,7 @@ export async function verifyResolved(
       'EVENT_MISMATCH',
       headerEvent === undefined
         ? 'No X-Service-Event header; it must equal the payload\'s "event".'
-        : `X-Service-Event "${headerEvent.slice(0, 64)}" does not equal the payload's event "${eventType.slice(0, 64)}".`,
+        : `X-Service-Event ${quoteEventName(headerEvent)} does not equal the payload's event ${quoteEventName(eventType)}.`,
     );
   }
   const deliveryId = readHeader(headers, HEADER.delivery, 'MISSING_DELIVERY_ID');
@@ -142,7 +147,10 @@ export async function verifyResolved(
     );
   }
   if (eventType !== PAYMENT_PAID) {
-    throw new WebhookError('UNSUPPORTED_EVENT', `Event type "${eventType.slice(0, 64)}" is not handled; acknowledged.`);
+    throw new WebhookError(
+      'UNSUPPORTED_EVENT',
+      `Event type ${quoteEventName(eventType)} is not handled; acknowledged.`,
+    );
   }
   assertPaymentPaidEvent(parsed);
   return { event: parsed, deliveryId, timestamp: header.timestamp };
@@ -161,7 +169,8 @@ async function checkSignature(
       if (timingSafeEqualHex(expected, candidate)) return;
     }
   }
-  let hint = ' Check that the secret is this endpoint\'s webhook secret (not the API secret) and that the body is passed exactly as received, not re-serialized JSON.';
+  let hint =
+    " Check that the secret is this endpoint's webhook secret (not the API secret) and that the body is passed exactly as received, not re-serialized JSON.";
   if (secrets.some((s) => s !== s.trim())) {
     hint = ' The configured secret has leading or trailing whitespace: trim it (a newline from an env file is common).';
   }

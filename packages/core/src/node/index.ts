@@ -3,5 +3,6 @@ export {
   type NodeRequestLike,
   type ReadNodeBodyOptions,
   readNodeBody,
+  type ToWebhookRequestOptions,
   toWebhookRequest,
 } from './read-node-body.js';

@@ -41,6 +41,20 @@ export interface ReadNodeBodyOptions {
   fix?: string;
 }
 
+/**
+ * Options of `toWebhookRequest`: the RAW_BODY_UNAVAILABLE wording, and where the body is when a framework
+ * hands it over apart from the request (Fastify gives its content-type parser a payload stream).
+ *
+ * @example
+ * ```ts
+ * const options: ToWebhookRequestOptions = { fix: 'Let this route read its own body.', body: request.body };
+ * ```
+ */
+export interface ToWebhookRequestOptions extends ReadNodeBodyOptions {
+  /** Read this instead of `req` itself; `undefined` means `req`. */
+  body?: NodeBodySource;
+}
+
 const DEFAULT_FIX =
   'Mount the webhook route before any JSON body parser, or turn that parser off for this route, so the exact bytes reach it.';
 
@@ -145,11 +159,12 @@ export function readNodeBody(
  * const answer = await handle(toWebhookRequest(req, { fix: 'Turn the body parser off for this route.' }));
  * ```
  */
-export function toWebhookRequest(req: NodeRequestLike, options: ReadNodeBodyOptions = {}): WebhookRequest {
+export function toWebhookRequest(req: NodeRequestLike, options: ToWebhookRequestOptions = {}): WebhookRequest {
+  const source = options.body ?? req;
   return {
     method: req.method ?? '',
     headers: req.headersDistinct ?? req.headers,
-    rawBody: (maxBytes) => readNodeBody(req, maxBytes, options),
+    rawBody: (maxBytes) => readNodeBody(source, maxBytes, options),
   };
 }
 

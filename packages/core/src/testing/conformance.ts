@@ -52,15 +52,14 @@ export function dedupeStoreConformance(makeStore: () => StoreUnderTest | Promise
       equal(await store.claim(key, 't1', 'fp', 10_000), { state: 'claimed' });
     }),
     run('50 parallel claims of one key give exactly one claimed', async (store, key) => {
-      const outcomes = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => store.claim(key, `t${i}`, 'fp', 10_000)),
-      );
+      const outcomes = await Promise.all(Array.from({ length: 50 }, (_, i) => store.claim(key, `t${i}`, 'fp', 10_000)));
       const claimed = outcomes.filter((o) => o.state === 'claimed').length;
       if (claimed !== 1) throw new Error(`expected exactly 1 claimed, got ${claimed}`);
       for (const o of outcomes) {
         if (o.state === 'in-progress') {
           equal(o.fingerprint, 'fp');
-          if (!(o.retryAfterMs > 0 && o.retryAfterMs <= 10_000)) throw new Error(`retryAfterMs out of range: ${o.retryAfterMs}`);
+          if (!(o.retryAfterMs > 0 && o.retryAfterMs <= 10_000))
+            throw new Error(`retryAfterMs out of range: ${o.retryAfterMs}`);
         } else if (o.state !== 'claimed') throw new Error(`unexpected ${o.state}`);
       }
     }),

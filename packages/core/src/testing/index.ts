@@ -1,5 +1,3 @@
-export { type ConformanceCase, type StoreUnderTest, dedupeStoreConformance } from './conformance.js';
-export { samplePaymentPaidEvent } from './sample-event.js';
 export {
   ADAPTER_SCENARIO_SECRET,
   type AdapterUnderTest,
@@ -10,3 +8,5 @@ export {
   type ScenarioRequest,
   type ScenarioResponse,
 } from './adapter-scenarios.js';
+export { type ConformanceCase, dedupeStoreConformance, type StoreUnderTest } from './conformance.js';
+export { samplePaymentPaidEvent } from './sample-event.js';

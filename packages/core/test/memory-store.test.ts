@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryDedupeStore } from '../src/index.js';
+import { dedupeStoreConformance } from '../src/testing/index.js';
+
+describe('MemoryDedupeStore: store conformance suite', () => {
+  for (const c of dedupeStoreConformance(() => new MemoryDedupeStore())) it(c.name, c.run);
+});
+
+describe('MemoryDedupeStore: bounds and clock', () => {
+  const clock = () => {
+    let now = 1_000_000;
+    return { now: () => now, advance: (ms: number) => (now += ms) };
+  };
+
+  it('expires a lease at leaseMs and a completed key at retainMs (injected clock)', async () => {
+    const c = clock();
+    const store = new MemoryDedupeStore({ now: c.now });
+    await store.claim('k', 't1', 'fp', 1_000);
+    c.advance(999);
+    expect(await store.claim('k', 't2', 'fp', 1_000)).toEqual({
+      state: 'in-progress',
+      fingerprint: 'fp',
+      retryAfterMs: 1,
+    });
+    c.advance(1);
+    expect(await store.claim('k', 't2', 'fp', 1_000)).toEqual({ state: 'claimed' });
+    expect(await store.complete('k', 't2', 5_000)).toBe(true);
+    c.advance(4_999);
+    expect((await store.claim('k', 't3', 'fp', 1_000)).state).toBe('completed');
+    c.advance(1);
+    expect((await store.claim('k', 't3', 'fp', 1_000)).state).toBe('claimed');
+  });
+
+  it('holds at most maxEntries, forgetting the oldest completed key first', async () => {
+    const store = new MemoryDedupeStore({ maxEntries: 3 });
+    for (const k of ['a', 'b', 'c']) {
+      await store.claim(k, 't', 'fp', 60_000);
+      await store.complete(k, 't', 60_000);
+    }
+    await store.claim('d', 't', 'fp', 60_000);
+    expect(store.size).toBe(3);
+    expect((await store.claim('a', 't', 'fp', 60_000)).state).toBe('claimed'); // 'a' was evicted; now 'b' goes
+    expect((await store.claim('b', 't', 'fp', 60_000)).state).toBe('claimed');
+    expect(store.size).toBe(3);
+  });
+
+  it('never evicts a lease in progress; when only leases are left it refuses the claim', async () => {
+    const store = new MemoryDedupeStore({ maxEntries: 3 });
+    await store.claim('busy', 't', 'fp', 60_000);
+    await store.claim('done', 't', 'fp', 60_000);
+    await store.complete('done', 't', 60_000);
+    await store.claim('busy2', 't', 'fp', 60_000);
+    await store.claim('new', 't', 'fp', 60_000); // evicts 'done', not 'busy'
+    expect((await store.claim('busy', 'x', 'fp', 60_000)).state).toBe('in-progress');
+    await expect(store.claim('one-more', 't', 'fp', 60_000)).rejects.toThrow(/full.*Raise maxEntries/);
+  });
+
+  it('sweeps expired keys as new ones arrive, so memory follows traffic', async () => {
+    const c = clock();
+    const store = new MemoryDedupeStore({ now: c.now });
+    for (let i = 0; i < 100; i++) {
+      await store.claim(`old${i}`, 't', 'fp', 1_000);
+      await store.complete(`old${i}`, 't', 1_000);
+    }
+    c.advance(10_000);
+    for (let i = 0; i < 100; i++) await store.claim(`new${i}`, 't', 'fp', 60_000);
+    expect(store.size).toBe(100);
+  });
+
+  it('steps over a live lease at the front while sweeping', async () => {
+    const c = clock();
+    const store = new MemoryDedupeStore({ now: c.now });
+    await store.claim('long-running', 't', 'fp', 1_000_000);
+    for (let i = 0; i < 5; i++) {
+      await store.claim(`old${i}`, 't', 'fp', 1_000);
+      await store.complete(`old${i}`, 't', 1_000);
+    }
+    c.advance(10_000);
+    await store.claim('trigger', 't', 'fp', 60_000);
+    expect(store.size).toBe(2);
+  });
+
+  it('refuses a bad maxEntries', () => {
+    expect(() => new MemoryDedupeStore({ maxEntries: 0 })).toThrow(RangeError);
+    expect(() => new MemoryDedupeStore({ maxEntries: 1.5 })).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,471 @@
+// The verification suite, run twice: against the node:crypto backend (verify.test.ts) and against the Web
+// Crypto backend with node:crypto made unavailable (verify.web.test.ts). It must not import node:crypto.
+import { describe, expect, it } from 'vitest';
+import { type PaymentPaidEvent, signWebhook, verifyWebhook, WebhookError } from '../../src/index.js';
+import { samplePaymentPaidEvent } from '../../src/testing/index.js';
+
+export const SECRET = 'whsec_test_4eC39HqLyjWDarjtT1zdp7dc';
+const T = 1_763_719_200; // 2025-11-21T10:00:00Z
+const atT =
+  (offsetSec = 0) =>
+  () =>
+    (T + offsetSec) * 1000;
+const encoder = new TextEncoder();
+
+function signed(event: PaymentPaidEvent | string = samplePaymentPaidEvent(), secret = SECRET, timestamp = T) {
+  return signWebhook({ event, secret, timestamp });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<WebhookError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(WebhookError);
+    return error as WebhookError;
+  }
+  throw new Error('expected a WebhookError');
+}
+
+function withSignature(headers: Record<string, string>, signature: string | string[] | undefined) {
+  return { ...headers, 'x-service-signature': signature } as Record<string, string | string[] | undefined>;
+}
+
+const v1Of = (headers: Record<string, string>) => (headers['x-service-signature'] as string).split('v1=')[1] as string;
+
+export function verificationSuite(): void {
+  describe('signature', () => {
+    it('matches a vector computed independently with openssl', async () => {
+      const body =
+        '{"event":"payment.paid","paymentId":"p_vector1","orderNo":"订单-€-1","txId":"0xabc","tokenSymbol":"USDT","paymentNetwork":"TRON","amount":"12.50","amountRaw":"12500000","blockNum":"61234567","confirmations":20,"paidAt":"2026-11-21T10:00:00.000Z"}';
+      const expected = 'f9b873d6320ba1c47f7baa47e139bde531f0237c5cce813af1325a6f0ba39c57';
+      const { headers } = signWebhook({ event: body, secret: 'whsec_vector_secret', timestamp: T });
+      expect(headers['x-service-signature']).toBe(`t=${T},v1=${expected}`);
+      const verified = await verifyWebhook(
+        { rawBody: encoder.encode(body), headers: { ...headers, 'x-service-signature': `t=${T},v1=${expected}` } },
+        { secret: 'whsec_vector_secret', now: atT() },
+      );
+      expect(verified.event.orderNo).toBe('订单-€-1');
+    });
+
+    it.each([
+      ['string', (body: string) => body],
+      ['Buffer-like Uint8Array', (body: string) => encoder.encode(body)],
+      [
+        'Uint8Array view into a larger buffer',
+        (body: string) => {
+          const bytes = encoder.encode(`xx${body}yy`);
+          return bytes.subarray(2, bytes.length - 2);
+        },
+      ],
+      ['ArrayBuffer', (body: string) => encoder.encode(body).buffer],
+      ['DataView', (body: string) => new DataView(encoder.encode(body).buffer) as unknown as Uint8Array],
+    ])('accepts the payload as a %s', async (_, as) => {
+      const event = samplePaymentPaidEvent();
+      const { body, headers } = signed(event);
+      const verified = await verifyWebhook({ rawBody: as(body), headers }, { secret: SECRET, now: atT() });
+      expect(verified.event).toEqual(event);
+      expect(verified.deliveryId).toBe(headers['x-service-delivery']);
+      expect(verified.timestamp).toBe(T);
+    });
+
+    it('accepts fetch Headers and header names in any case', async () => {
+      const { body, headers } = signed();
+      await expect(
+        verifyWebhook({ rawBody: body, headers: new Headers(headers) }, { secret: SECRET, now: atT() }),
+      ).resolves.toBeDefined();
+      const shouting = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toUpperCase(), v]));
+      await expect(
+        verifyWebhook({ rawBody: body, headers: shouting }, { secret: SECRET, now: atT() }),
+      ).resolves.toBeDefined();
+    });
+
+    it('rejects a header given twice (array) but accepts an array of one', async () => {
+      const { body, headers } = signed();
+      const sig = headers['x-service-signature'] as string;
+      const twice = await rejection(
+        verifyWebhook({ rawBody: body, headers: withSignature(headers, [sig, sig]) }, { secret: SECRET, now: atT() }),
+      );
+      expect(twice.code).toBe('MALFORMED_SIGNATURE');
+      expect(twice.message).toMatch(/2 times/);
+      await expect(
+        verifyWebhook({ rawBody: body, headers: withSignature(headers, [sig]) }, { secret: SECRET, now: atT() }),
+      ).resolves.toBeDefined();
+    });
+
+    it.each([
+      ['missing', undefined, 'MISSING_SIGNATURE'],
+      ['empty', '', 'MISSING_SIGNATURE'],
+      ['blank', '   ', 'MISSING_SIGNATURE'],
+      ['junk', 'i am not a signature', 'MALFORMED_SIGNATURE'],
+      ['only other schemes', `t=${T},v0=${'a'.repeat(64)},v2=${'b'.repeat(64)}`, 'MALFORMED_SIGNATURE'],
+      ['no t', `v1=${'a'.repeat(64)}`, 'MALFORMED_SIGNATURE'],
+      ['duplicate t', `t=${T},t=${T},v1=${'a'.repeat(64)}`, 'MALFORMED_SIGNATURE'],
+      ['t with letters', `t=12abc,v1=${'a'.repeat(64)}`, 'MALFORMED_SIGNATURE'],
+      ['negative t', `t=-${T},v1=${'a'.repeat(64)}`, 'MALFORMED_SIGNATURE'],
+      ['short hex', `t=${T},v1=${'a'.repeat(63)}`, 'MALFORMED_SIGNATURE'],
+      ['long hex', `t=${T},v1=${'a'.repeat(65)}`, 'MALFORMED_SIGNATURE'],
+      ['non-hex v1', `t=${T},v1=${'g'.repeat(64)}`, 'MALFORMED_SIGNATURE'],
+      ['empty item', `t=${T},,v1=${'a'.repeat(64)}`, 'MALFORMED_SIGNATURE'],
+      ['trailing comma', `t=${T},v1=${'a'.repeat(64)},`, 'MALFORMED_SIGNATURE'],
+      ['nine v1 items', `t=${T}${`,v1=${'a'.repeat(64)}`.repeat(9)}`, 'MALFORMED_SIGNATURE'],
+      ['a huge header', `t=${T},v1=${'a'.repeat(64)},x=${'y'.repeat(5000)}`, 'MALFORMED_SIGNATURE'],
+      ['a well-formed but wrong v1', `t=${T},v1=${'a'.repeat(64)}`, 'SIGNATURE_MISMATCH'],
+    ])('refuses a %s header', async (_, header, code) => {
+      const { body, headers } = signed();
+      const error = await rejection(
+        verifyWebhook({ rawBody: body, headers: withSignature(headers, header) }, { secret: SECRET, now: atT() }),
+      );
+      expect(error.code).toBe(code);
+      expect(error.status).toBe(401);
+    });
+
+    it('names the other schemes it found when there is no v1', async () => {
+      const { body, headers } = signed();
+      const error = await rejection(
+        verifyWebhook(
+          { rawBody: body, headers: withSignature(headers, `t=${T},v0=${'a'.repeat(64)}`) },
+          { secret: SECRET, now: atT() },
+        ),
+      );
+      expect(error.message).toContain('v0');
+    });
+
+    it('passes when one valid v1 stands among invalid ones, in any position, with spaces after commas', async () => {
+      const { body, headers } = signed();
+      const good = v1Of(headers);
+      const bad = 'f'.repeat(64);
+      for (const header of [
+        `t=${T},v1=${bad},v1=${good}`,
+        `v1=${good},t=${T},v1=${bad}`,
+        `t=${T}, v1=${bad}, v1=${good}, v2=zz`,
+      ]) {
+        await expect(
+          verifyWebhook({ rawBody: body, headers: withSignature(headers, header) }, { secret: SECRET, now: atT() }),
+        ).resolves.toBeDefined();
+      }
+    });
+
+    it('accepts uppercase hex (same digest, other case)', async () => {
+      const { body, headers } = signed();
+      const header = `t=${T},v1=${v1Of(headers).toUpperCase()}`;
+      await expect(
+        verifyWebhook({ rawBody: body, headers: withSignature(headers, header) }, { secret: SECRET, now: atT() }),
+      ).resolves.toBeDefined();
+    });
+
+    it('rejects a signature made with another secret, and the t it was made for', async () => {
+      const { body, headers } = signed(undefined, 'whsec_other');
+      expect((await rejection(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() }))).code).toBe(
+        'SIGNATURE_MISMATCH',
+      );
+      const original = signed();
+      const movedT = `t=${T + 1},v1=${v1Of(original.headers)}`;
+      const moved = await rejection(
+        verifyWebhook(
+          { rawBody: original.body, headers: withSignature(original.headers, movedT) },
+          { secret: SECRET, now: atT() },
+        ),
+      );
+      expect(moved.code).toBe('SIGNATURE_MISMATCH');
+    });
+
+    it('verifies the exact bytes: re-serialized JSON with other spacing fails', async () => {
+      const event = samplePaymentPaidEvent();
+      const { body, headers } = signed(JSON.stringify(event, null, 2));
+      await expect(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() })).resolves.toBeDefined();
+      const reserialized = JSON.stringify(JSON.parse(body));
+      const error = await rejection(verifyWebhook({ rawBody: reserialized, headers }, { secret: SECRET, now: atT() }));
+      expect(error.code).toBe('SIGNATURE_MISMATCH');
+      expect(error.message).toMatch(/exactly as received/);
+    });
+
+    it('accepts any of several secrets (rotation)', async () => {
+      const old = signed(undefined, 'whsec_old');
+      const current = signed(undefined, 'whsec_new');
+      const options = { secret: ['whsec_new', 'whsec_old'], now: atT() };
+      await expect(verifyWebhook({ rawBody: old.body, headers: old.headers }, options)).resolves.toBeDefined();
+      await expect(verifyWebhook({ rawBody: current.body, headers: current.headers }, options)).resolves.toBeDefined();
+      const neither = signed(undefined, 'whsec_retired');
+      expect((await rejection(verifyWebhook({ rawBody: neither.body, headers: neither.headers }, options))).code).toBe(
+        'SIGNATURE_MISMATCH',
+      );
+    });
+
+    it('handles a secret longer than the HMAC block (hashed first, per RFC 2104)', async () => {
+      const longSecret = `whsec_${'x'.repeat(100)}`;
+      const { body, headers } = signed(undefined, longSecret);
+      await expect(
+        verifyWebhook({ rawBody: body, headers }, { secret: longSecret, now: atT() }),
+      ).resolves.toBeDefined();
+    });
+
+    it('hints at whitespace around the configured secret', async () => {
+      const { body, headers } = signed();
+      const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: `${SECRET}\n`, now: atT() }));
+      expect(error.code).toBe('SIGNATURE_MISMATCH');
+      expect(error.message).toMatch(/whitespace/);
+    });
+
+    it('never puts the secret, the signature or the body in a message', async () => {
+      const event = samplePaymentPaidEvent({ orderNo: 'ORDER-SENSITIVE-42' });
+      const { body, headers } = signed(event);
+      const v1 = v1Of(headers);
+      const attempts = [
+        () => verifyWebhook({ rawBody: body, headers }, { secret: 'whsec_wrong_secret_value', now: atT() }),
+        () => verifyWebhook({ rawBody: `${body} `, headers }, { secret: SECRET, now: atT() }),
+        () => verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT(10_000) }),
+        () =>
+          verifyWebhook(
+            { rawBody: body, headers: withSignature(headers, `t=${T},v1=${v1.slice(1)}`) },
+            { secret: SECRET, now: atT() },
+          ),
+        () => verifyWebhook({ rawBody: body, headers: withSignature(headers, v1) }, { secret: SECRET, now: atT() }),
+        () =>
+          verifyWebhook(
+            { rawBody: body, headers: withSignature(headers, `t=${T},${v1}=v1`) },
+            { secret: SECRET, now: atT() },
+          ),
+        () =>
+          verifyWebhook(
+            { rawBody: body, headers: { ...headers, 'x-service-event': v1 } },
+            { secret: SECRET, now: atT() },
+          ),
+      ];
+      // No 12-character run of the signature, and nothing of the secret or the body, may appear.
+      const v1Windows = Array.from({ length: v1.length - 11 }, (_, i) => v1.slice(i, i + 12));
+      for (const attempt of attempts) {
+        const error = await rejection(attempt());
+        for (const secretThing of [SECRET, 'wrong_secret', 'ORDER-SENSITIVE-42', ...v1Windows]) {
+          expect(error.message).not.toContain(secretThing);
+        }
+      }
+    });
+  });
+
+  describe('timestamp tolerance (injected clock)', () => {
+    it.each([
+      [0, true],
+      [299, true],
+      [-299, true],
+      [300, true],
+      [-300, true],
+      [301, false],
+      [-301, false],
+      [86_400, false],
+    ])('now = t %+d s -> accepted: %s', async (offset, accepted) => {
+      const { body, headers } = signed();
+      const attempt = verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT(offset) });
+      if (accepted) await expect(attempt).resolves.toBeDefined();
+      else expect((await rejection(attempt)).code).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
+    });
+
+    it('honours a custom toleranceSec', async () => {
+      const { body, headers } = signed();
+      await expect(
+        verifyWebhook({ rawBody: body, headers }, { secret: SECRET, toleranceSec: 10, now: atT(9) }),
+      ).resolves.toBeDefined();
+      const error = await rejection(
+        verifyWebhook({ rawBody: body, headers }, { secret: SECRET, toleranceSec: 10, now: atT(11) }),
+      );
+      expect(error.code).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
+    });
+
+    it('checks the signature before the timestamp', async () => {
+      const { body, headers } = signed(undefined, 'whsec_other');
+      const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT(10_000) }));
+      expect(error.code).toBe('SIGNATURE_MISMATCH');
+    });
+  });
+
+  describe('payload', () => {
+    it('keeps multibyte UTF-8 intact, as a string and as bytes', async () => {
+      const event = samplePaymentPaidEvent({ orderNo: '订单-€-😀-ñ', tokenSymbol: 'USDŦ' });
+      const { body, headers } = signed(event);
+      for (const rawBody of [body, encoder.encode(body)]) {
+        const verified = await verifyWebhook({ rawBody, headers }, { secret: SECRET, now: atT() });
+        expect(verified.event.orderNo).toBe('订单-€-😀-ñ');
+      }
+    });
+
+    it('refuses signed bytes that are not valid UTF-8', async () => {
+      const event = samplePaymentPaidEvent();
+      const json = encoder.encode(JSON.stringify(event));
+      // Put a lone continuation byte inside the orderNo string.
+      const at = new TextDecoder().decode(json).indexOf(event.orderNo);
+      const bytes = new Uint8Array(json);
+      bytes[at] = 0x80;
+      const headers = signWebhook({ event: 'x', secret: SECRET, timestamp: T }).headers;
+      headers['x-service-event'] = 'payment.paid';
+      headers['x-service-signature'] = await signBytes(bytes);
+      const error = await rejection(verifyWebhook({ rawBody: bytes, headers }, { secret: SECRET, now: atT() }));
+      expect(error.code).toBe('INVALID_PAYLOAD');
+      expect(error.message).toMatch(/UTF-8/);
+    });
+
+    it('keeps unknown extra fields (forward compatible)', async () => {
+      const event = { ...samplePaymentPaidEvent(), fee: '0.1', memo: { a: 1 } };
+      const { body, headers } = signed(event as PaymentPaidEvent);
+      const verified = await verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() });
+      expect((verified.event as unknown as Record<string, unknown>).fee).toBe('0.1');
+    });
+
+    it('accepts null blockNum and confirmations (no on-chain record)', async () => {
+      const { body, headers } = signed(samplePaymentPaidEvent({ blockNum: null, confirmations: null }));
+      await expect(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() })).resolves.toBeDefined();
+    });
+
+    it.each([
+      ['paymentId', 'x_123'],
+      ['paymentId', 'p_'],
+      ['paymentId', 42],
+      ['orderNo', ''],
+      ['orderNo', 'o'.repeat(257)],
+      ['txId', null],
+      ['tokenSymbol', undefined],
+      ['paymentNetwork', 7],
+      ['amount', 12.5],
+      ['amount', '1e5'],
+      ['amount', '-1'],
+      ['amount', '.5'],
+      ['amount', '1.'],
+      ['amount', ' 1'],
+      ['amountRaw', '12.5'],
+      ['amountRaw', '-5'],
+      ['amountRaw', 125],
+      ['blockNum', 61234567],
+      ['blockNum', '0x1f'],
+      ['confirmations', -1],
+      ['confirmations', 1.5],
+      ['confirmations', '20'],
+      ['paidAt', '2026-11-21T10:00:00Z'],
+      ['paidAt', '2026-11-21T10:00:00.000+01:00'],
+      ['paidAt', '2026-13-01T10:00:00.000Z'],
+      ['paidAt', '2026-02-30T10:00:00.000Z'],
+      ['paidAt', '2025-02-29T10:00:00.000Z'],
+      ['paidAt', '2026-11-21T24:00:00.000Z'],
+      ['paidAt', 1763719200000],
+    ])('refuses %s = %j', async (field, value) => {
+      const event = { ...samplePaymentPaidEvent(), [field]: value };
+      const { body, headers } = signed(event as PaymentPaidEvent);
+      const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() }));
+      expect(error.code).toBe('INVALID_PAYLOAD');
+      expect(error.status).toBe(400);
+      expect(error.message).toContain(field);
+    });
+
+    it('accepts a leap day in a leap year', async () => {
+      const { body, headers } = signed(samplePaymentPaidEvent({ paidAt: '2028-02-29T23:59:59.999Z' }));
+      await expect(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() })).resolves.toBeDefined();
+    });
+
+    it('reports every invalid field at once', async () => {
+      const event = { ...samplePaymentPaidEvent(), amount: 1, amountRaw: 'x', paidAt: 'yesterday' };
+      const { body, headers } = signed(event as unknown as PaymentPaidEvent);
+      const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() }));
+      expect(error.message).toMatch(/amount .*amountRaw .*paidAt/);
+    });
+
+    it.each([
+      ['not JSON', 'not json at all'],
+      ['a JSON array', '[1,2,3]'],
+      ['JSON null', 'null'],
+      ['a JSON string', '"payment.paid"'],
+      ['an object without event', '{"paymentId":"p_1"}'],
+      ['an empty body', ''],
+    ])('refuses a signed body that is %s', async (_, body) => {
+      const { headers } = signed(body);
+      headers['x-service-event'] = 'payment.paid';
+      const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() }));
+      expect(error.code).toBe('INVALID_PAYLOAD');
+    });
+
+    it('refuses a header event that disagrees with the body, or is missing', async () => {
+      const { body, headers } = signed();
+      const other = await rejection(
+        verifyWebhook(
+          { rawBody: body, headers: { ...headers, 'x-service-event': 'payment.refunded' } },
+          { secret: SECRET, now: atT() },
+        ),
+      );
+      expect(other.code).toBe('EVENT_MISMATCH');
+      const { 'x-service-event': _, ...without } = headers;
+      const missing = await rejection(
+        verifyWebhook({ rawBody: body, headers: without }, { secret: SECRET, now: atT() }),
+      );
+      expect(missing.code).toBe('EVENT_MISMATCH');
+    });
+
+    it.each([
+      ['missing', undefined],
+      ['without dl_', 'abc123'],
+      ['bare prefix', 'dl_'],
+      ['with spaces', 'dl_a b'],
+    ])('refuses a delivery id that is %s', async (_, id) => {
+      const { body, headers } = signed();
+      const error = await rejection(
+        verifyWebhook(
+          { rawBody: body, headers: { ...headers, 'x-service-delivery': id } as Record<string, string> },
+          { secret: SECRET, now: atT() },
+        ),
+      );
+      expect(error.code).toBe('MISSING_DELIVERY_ID');
+      expect(error.status).toBe(400);
+    });
+
+    it('acknowledges an authentic event of another type with UNSUPPORTED_EVENT (status 200)', async () => {
+      const { body, headers } = signed(JSON.stringify({ event: 'payment.expired', paymentId: 'p_1' }));
+      expect(headers['x-service-event']).toBe('payment.expired');
+      const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() }));
+      expect(error.code).toBe('UNSUPPORTED_EVENT');
+      expect(error.status).toBe(200);
+    });
+  });
+
+  describe('bad input to the function itself', () => {
+    it.each([
+      ['a parsed object', { event: 'payment.paid' }],
+      ['null', null],
+      ['undefined', undefined],
+      ['a number', 42],
+    ])('refuses %s as the body with RAW_BODY_UNAVAILABLE and says how to fix it', async (_, rawBody) => {
+      const { headers } = signed();
+      const error = await rejection(
+        verifyWebhook({ rawBody: rawBody as unknown as string, headers }, { secret: SECRET, now: atT() }),
+      );
+      expect(error.code).toBe('RAW_BODY_UNAVAILABLE');
+      expect(error.message).toMatch(/raw request body/);
+    });
+
+    it.each([
+      ['no secret', {}],
+      ['an empty secret', { secret: '' }],
+      ['an empty secret list', { secret: [] }],
+      ['a list with an empty secret', { secret: ['a', ''] }],
+      ['a negative tolerance', { secret: 's', toleranceSec: -1 }],
+      ['a NaN tolerance', { secret: 's', toleranceSec: Number.NaN }],
+    ])('refuses options with %s', async (_, options) => {
+      const { body, headers } = signed();
+      const error = await rejection(verifyWebhook({ rawBody: body, headers }, options as never));
+      expect(error.code).toBe('INVALID_OPTIONS');
+    });
+
+    it('refuses missing headers without throwing anything but WebhookError', async () => {
+      const error = await rejection(verifyWebhook({ rawBody: '{}', headers: undefined as never }, { secret: SECRET }));
+      expect(error.code).toBe('MISSING_SIGNATURE');
+    });
+  });
+}
+
+/** Signs arbitrary bytes with the library's own signer (already pinned to openssl by the vector test). */
+async function signBytes(bytes: Uint8Array): Promise<string> {
+  // signWebhook signs text; for non-UTF-8 bytes compute the HMAC with Web Crypto, which both runtimes have.
+  const key = await crypto.subtle.importKey('raw', encoder.encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+  ]);
+  const prefix = encoder.encode(`${T}.`);
+  const message = new Uint8Array(prefix.length + bytes.length);
+  message.set(prefix);
+  message.set(bytes, prefix.length);
+  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, message));
+  return `t=${T},v1=${Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
