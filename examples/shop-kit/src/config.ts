@@ -1,0 +1,45 @@
+/** Everything an example shop reads from its environment. */
+export interface ShopConfig {
+  port: number;
+  /** Where the payment service reaches this shop; the webhook URL is built from it. */
+  publicUrl: string | undefined;
+  serviceUrl: string;
+  apiKey: string;
+  apiSecret: string;
+  webhookSecret: string;
+  /** Set: the Redis dedupe store, shared by every instance. Unset: the in-memory store. */
+  redisUrl: string | undefined;
+  /** Set: PostgreSQL, shared by every instance. Unset: an embedded PGlite. */
+  databaseUrl: string | undefined;
+  /** Table name prefix, so several runs can share one PostgreSQL database. */
+  tablePrefix: string;
+  /** Chaos testing only: share of handler calls that fail transiently. */
+  failureRate: number;
+}
+
+/** Reads the configuration, naming every missing variable at once. */
+export function readConfig(env: NodeJS.ProcessEnv = process.env): ShopConfig {
+  const missing = ['SERVICE_API_URL', 'SERVICE_API_KEY', 'SERVICE_API_SECRET', 'SERVICE_WEBHOOK_SECRET'].filter(
+    (k) => !env[k],
+  );
+  if (missing.length > 0) {
+    throw new Error(
+      `Missing environment variables: ${missing.join(', ')}. Start the simulator (pnpm service-pay simulate) to get them.`,
+    );
+  }
+  const failureRate = Number(env.SHOP_CHAOS_FAILURE_RATE ?? 0);
+  if (!(failureRate >= 0 && failureRate < 1))
+    throw new Error('SHOP_CHAOS_FAILURE_RATE must be a number from 0 to below 1.');
+  return {
+    port: Number(env.PORT ?? 3000),
+    publicUrl: env.PUBLIC_URL,
+    serviceUrl: env.SERVICE_API_URL as string,
+    apiKey: env.SERVICE_API_KEY as string,
+    apiSecret: env.SERVICE_API_SECRET as string,
+    webhookSecret: env.SERVICE_WEBHOOK_SECRET as string,
+    redisUrl: env.REDIS_URL || undefined,
+    databaseUrl: env.DATABASE_URL || undefined,
+    tablePrefix: env.SHOP_TABLE_PREFIX ?? '',
+    failureRate,
+  };
+}

@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import { checkPaymentInput, type ServiceClient } from '@service-pay/client';
+import type { Order, OrderBook } from './orders.js';
+
+/** A refused order request, with the HTTP status the routes answer. */
+export class ShopError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface PlacedOrder {
+  order: Order;
+  paymentId: string;
+}
+
+/**
+ * The shop's own business, framework-free: place an order and ask the payment service for a payment
+ * whose webhook comes back to `notifyUrl`.
+ */
+export function createShop(options: { book: OrderBook; client: ServiceClient; notifyUrl: string; expireSec?: number }) {
+  const { book, client, notifyUrl } = options;
+  return {
+    book,
+    async placeOrder(input: { amount?: unknown; tokenSymbol?: unknown }): Promise<PlacedOrder> {
+      const orderNo = `order_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+      const request = {
+        orderNo,
+        tokenSymbol: input.tokenSymbol as string,
+        amount: input.amount as string,
+        expireSec: options.expireSec ?? 900,
+        notifyUrl,
+      };
+      const problems = checkPaymentInput(request);
+      if (problems.length > 0) {
+        throw new ShopError(400, 'INVALID_ORDER', problems.map((p) => p.message).join(' '));
+      }
+      const order = await book.create({ id: orderNo, amount: request.amount, tokenSymbol: request.tokenSymbol });
+      let paymentId: string;
+      try {
+        paymentId = (await client.createPayment(request)).paymentId;
+      } catch (error) {
+        throw new ShopError(502, 'PAYMENT_SERVICE_FAILED', `The payment service refused: ${(error as Error).message}`);
+      }
+      await book.attachPayment(order.id, paymentId);
+      return { order: { ...order, paymentId }, paymentId };
+    },
+  };
+}
+
+export type Shop = ReturnType<typeof createShop>;
