@@ -1,0 +1,98 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { type PaymentPaidEvent, signWebhook } from '@service-pay/core';
+import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { connected, redisOn, SECRET, uniquePrefix } from './support/deliveries.js';
+import { sleep } from './support/redis-server.js';
+
+const PORT = 6379;
+const KEY_PREFIX = uniquePrefix('multi');
+const packageDir = fileURLToPath(new URL('..', import.meta.url));
+const children: ChildProcess[] = [];
+let urls: string[] = [];
+let redis: Redis;
+
+/** Starts one app instance as a separate Node process; resolves with its URL once it listens. */
+function startInstance(name: string): Promise<string> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/app-instance.ts'], {
+    cwd: packageDir,
+    env: { ...process.env, REDIS_PORT: String(PORT), KEY_PREFIX, WEBHOOK_SECRET: SECRET, INSTANCE: name },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`instance ${name} did not start: ${stderr}`)), 20_000);
+    child.once('exit', (code) => reject(new Error(`instance ${name} exited with ${code}: ${stderr}`)));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      const match = /LISTENING (\d+)/.exec(String(chunk));
+      if (match) {
+        clearTimeout(timer);
+        resolve(`http://127.0.0.1:${match[1]}/`);
+      }
+    });
+  });
+}
+
+beforeAll(async () => {
+  redis = await connected(redisOn(PORT));
+  urls = await Promise.all([startInstance('a'), startInstance('b')]);
+}, 30_000);
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  const keys = await redis.keys(`${KEY_PREFIX}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+});
+
+/** One attempt of the sender to one instance, freshly signed with a new delivery id like a real retry. */
+async function post(url: string, event: PaymentPaidEvent): Promise<number> {
+  const { body, headers } = signWebhook({ event, secret: SECRET });
+  const response = await fetch(url, { method: 'POST', body, headers });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+it('two app processes sharing one Redis run the handler exactly once per payment', async () => {
+  // Warm both instances up (HTTP connection, JIT, scripts loaded on their Redis connections), so neither
+  // wins every race below just by having started first.
+  for (const url of urls) expect(await post(url!, samplePaymentPaidEvent())).toBe(200);
+  const payments = Array.from({ length: 40 }, () => samplePaymentPaidEvent());
+
+  // Every payment arrives twice at each instance at the same moment: duplicates and concurrent retries
+  // landing behind a load balancer.
+  const firstWave = await Promise.all(
+    payments.map(async (event, i) => {
+      const [a, b] = i % 2 === 0 ? urls : [urls[1], urls[0]];
+      const statuses = await Promise.all([a, b, a, b].map((url) => post(url!, event)));
+      return { event, statuses };
+    }),
+  );
+  for (const { statuses } of firstWave) for (const status of statuses) expect([200, 409]).toContain(status);
+  // A 409 (held by the other instance) is retried by the sender until answered 200.
+  for (const { event, statuses } of firstWave) {
+    if (statuses.includes(200)) continue;
+    let status = 0;
+    for (let attempt = 0; attempt < 50 && status !== 200; attempt++) {
+      status = await post(urls[attempt % 2]!, event);
+      if (status !== 200) await sleep(50);
+    }
+    expect(status).toBe(200);
+  }
+  // And duplicates later, on either instance, never run it again.
+  for (const event of payments) for (const url of urls) expect(await post(url, event)).toBe(200);
+
+  const runs = await redis.mget(payments.map((e) => `${KEY_PREFIX}runs:${e.paymentId}`));
+  expect(runs).toEqual(payments.map(() => '1'));
+  const [byA, byB] = await redis.mget(`${KEY_PREFIX}runs-by:a`, `${KEY_PREFIX}runs-by:b`);
+  expect(Number(byA ?? 0) + Number(byB ?? 0)).toBe(payments.length + urls.length);
+  // Both instances did real work, so the exactly-once was decided across processes, not inside one.
+  expect(Number(byA ?? 0)).toBeGreaterThan(1);
+  expect(Number(byB ?? 0)).toBeGreaterThan(1);
+});

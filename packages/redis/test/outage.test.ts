@@ -1,0 +1,159 @@
+import { createWebhookHandler, type PaymentPaidEvent, type WebhookResponse } from '@service-pay/core';
+import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import type { Redis, RedisOptions } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
+import { connected, delivery, recordingLogger, redisOn, SECRET } from './support/deliveries.js';
+import { freePort, RedisServer, redisCli, sleep } from './support/redis-server.js';
+
+// The sender gives up at 5 s; the handler must answer 503 well before. The store's bound is 1 s; this
+// generous ceiling only catches hanging, never measures speed on a noisy machine.
+const ANSWERED_WELL_BEFORE_SENDER_TIMEOUT_MS = 4_000;
+
+const CLIENTS: [string, () => RedisOptions][] = [
+  ['failFastRedisOptions()', () => failFastRedisOptions()],
+  // The store's own timer must hold the bound even on a client nobody tuned (offline queue on, 20 retries).
+  ['default ioredis options', () => ({})],
+];
+
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function track(client: Redis): Redis {
+  cleanups.push(() => client.disconnect());
+  return client;
+}
+
+/** A handler on `store` that counts how often it ran per payment. */
+function countingHandler(store: RedisDedupeStore) {
+  const runs = new Map<string, number>();
+  const logger = recordingLogger();
+  const handle = createWebhookHandler({
+    secret: SECRET,
+    store,
+    logger,
+    onPaymentPaid: (event) => void runs.set(event.paymentId, (runs.get(event.paymentId) ?? 0) + 1),
+  });
+  return { handle, runs, logger };
+}
+
+async function timed(answer: Promise<WebhookResponse>): Promise<WebhookResponse & { ms: number }> {
+  const started = performance.now();
+  const response = await answer;
+  return { ...response, ms: performance.now() - started };
+}
+
+function expectStoreUnavailable(answer: WebhookResponse & { ms: number }): void {
+  expect(answer.status).toBe(503);
+  expect(JSON.parse(answer.body)).toMatchObject({ error: 'STORE_UNAVAILABLE' });
+  expect(answer.headers['retry-after']).toBeDefined();
+  expect(answer.ms).toBeLessThan(ANSWERED_WELL_BEFORE_SENDER_TIMEOUT_MS);
+}
+
+async function untilReady(client: Redis): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (client.status !== 'ready') {
+    if (Date.now() > deadline) throw new Error(`client did not reconnect: ${client.status}`);
+    await sleep(20);
+  }
+}
+
+describe.each(CLIENTS)('outage, client with %s', (_label, options) => {
+  it('nothing listening on the port: 503 STORE_UNAVAILABLE in under 2 s, handler not run', async () => {
+    const port = await freePort();
+    const client = track(redisOn(port, options()));
+    const store = new RedisDedupeStore({ client });
+    const { handle, runs, logger } = countingHandler(store);
+
+    const answers = await Promise.all([1, 2, 3].map(() => timed(handle(delivery(samplePaymentPaidEvent())))));
+    for (const answer of answers) expectStoreUnavailable(answer);
+    expect(runs.size).toBe(0);
+    expect(logger.messages).toContain('Dedupe store unavailable; answered 503 so the sender retries');
+
+    // Every operation rejects within the bound, not only claim.
+    const calls = [
+      store.claim('k', 't', 'fp', 10_000),
+      store.complete('k', 't', 10_000),
+      store.release('k', 't'),
+      store.extend('k', 't', 10_000),
+    ];
+    const started = performance.now();
+    for (const settled of await Promise.allSettled(calls)) expect(settled.status).toBe('rejected');
+    expect(performance.now() - started).toBeLessThan(ANSWERED_WELL_BEFORE_SENDER_TIMEOUT_MS);
+  });
+
+  it('Redis killed mid-run: 503s while down, and after restart each retry is credited exactly once', async () => {
+    const server = await RedisServer.start();
+    cleanups.push(() => server.stop());
+    const client = track(await connected(redisOn(server.port, options())));
+    const { handle, runs } = countingHandler(new RedisDedupeStore({ client }));
+    const credited = new Set<string>();
+    const send = async (event: PaymentPaidEvent) => {
+      const answer = await timed(handle(delivery(event)));
+      if (answer.status === 200) credited.add(event.paymentId);
+      return answer;
+    };
+
+    const before = Array.from({ length: 3 }, () => samplePaymentPaidEvent());
+    for (const event of before) expect((await send(event)).status).toBe(200);
+
+    // A burst of deliveries with the crash landing in the middle of it: each is answered in time, and
+    // each is either handled (200) or not handled at all (503).
+    const payments = Array.from({ length: 12 }, () => samplePaymentPaidEvent());
+    const burst = payments.map(async (event, i) => {
+      await sleep(i * 3);
+      return send(event);
+    });
+    await sleep(12);
+    await server.kill();
+    for (const answer of await Promise.all(burst)) {
+      expect([200, 503]).toContain(answer.status);
+      expect(answer.ms).toBeLessThan(ANSWERED_WELL_BEFORE_SENDER_TIMEOUT_MS);
+    }
+
+    // While down, every delivery is a fast 503 and nothing runs.
+    const runsBefore = [...runs.values()].reduce((a, b) => a + b, 0);
+    const down = await Promise.all(payments.map((event) => send(event)));
+    for (const answer of down) expectStoreUnavailable(answer);
+    expect([...runs.values()].reduce((a, b) => a + b, 0)).toBe(runsBefore);
+
+    // Back on the same port, empty (no persistence). The sender retries what it has no 200 for.
+    await server.start();
+    await untilReady(client);
+    const retried = payments.filter((e) => !credited.has(e.paymentId));
+    expect(retried.length).toBeGreaterThan(0);
+    for (const event of retried) {
+      const answer = await send(event);
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body)).toEqual({ received: true });
+    }
+    // Later duplicates of those are answered without running the handler again. (Payments completed
+    // before the crash are not re-sent: a Redis that restarts empty has forgotten them, which is why the
+    // README asks for persistence and the examples guard the credit in their database.)
+    for (const event of retried)
+      expect(JSON.parse((await send(event)).body)).toEqual({ received: true, duplicate: true });
+    for (const event of [...before, ...payments]) expect(runs.get(event.paymentId)).toBe(1);
+  });
+
+  it('Redis stops answering (CLIENT PAUSE): 503 within the bound, and the retry after it is not locked out', async () => {
+    const server = await RedisServer.start();
+    cleanups.push(() => server.stop());
+    const client = track(await connected(redisOn(server.port, options())));
+    const { handle, runs } = countingHandler(new RedisDedupeStore({ client }));
+    const event = samplePaymentPaidEvent();
+
+    await redisCli(server.port, 'client', 'pause', '2500', 'ALL');
+    expectStoreUnavailable(await timed(handle(delivery(event))));
+    expect(runs.size).toBe(0);
+
+    // The claim sent during the pause still ran once Redis woke up; the store released it (fenced by its
+    // token) right behind it, so the sender's retry is handled now instead of meeting 409 for a whole lease.
+    await sleep(2_000);
+    const retry = await handle(delivery(event));
+    expect(retry.status).toBe(200);
+    expect(JSON.parse(retry.body)).toEqual({ received: true });
+    expect(runs.get(event.paymentId)).toBe(1);
+  });
+});

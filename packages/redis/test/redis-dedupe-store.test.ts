@@ -1,0 +1,130 @@
+import { dedupeStoreConformance } from '@service-pay/core/testing';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
+import { connected, redisOn, uniquePrefix } from './support/deliveries.js';
+
+// The shared Redis on 127.0.0.1:6379; every test writes under its own prefix.
+const PORT = 6379;
+let client: Redis;
+let plain: Redis;
+
+beforeAll(async () => {
+  client = await connected(redisOn(PORT, failFastRedisOptions()));
+  // Default ioredis options: the store must hold the same contract on a client nobody tuned.
+  plain = await connected(redisOn(PORT));
+});
+
+afterAll(async () => {
+  await Promise.all([client?.quit(), plain?.quit()]);
+});
+
+describe('RedisDedupeStore conformance on one Redis (fail-fast client)', () => {
+  for (const c of dedupeStoreConformance(() => new RedisDedupeStore({ client, keyPrefix: uniquePrefix('conf') }))) {
+    it(c.name, c.run);
+  }
+});
+
+describe('RedisDedupeStore conformance on one Redis (default ioredis options)', () => {
+  for (const c of dedupeStoreConformance(
+    () => new RedisDedupeStore({ client: plain, keyPrefix: uniquePrefix('conf-plain') }),
+  )) {
+    it(c.name, c.run);
+  }
+});
+
+describe('RedisDedupeStore on one Redis', () => {
+  it('keeps the lease and the completed record as server-side TTLs under keyPrefix + key', async () => {
+    const keyPrefix = uniquePrefix('ttl');
+    const store = new RedisDedupeStore({ client, keyPrefix });
+    await store.claim('payment.paid:p_1', 'tok', 'fp', 30_000);
+    const leaseTtl = await client.pttl(`${keyPrefix}payment.paid:p_1`);
+    expect(leaseTtl).toBeGreaterThan(25_000);
+    expect(leaseTtl).toBeLessThanOrEqual(30_000);
+
+    await store.complete('payment.paid:p_1', 'tok', 7 * 24 * 3600_000);
+    const retainTtl = await client.pttl(`${keyPrefix}payment.paid:p_1`);
+    expect(retainTtl).toBeGreaterThan(7 * 24 * 3600_000 - 60_000);
+    // A completed record keeps the fingerprint and drops the token.
+    expect(await client.get(`${keyPrefix}payment.paid:p_1`)).toBe('Cfp');
+  });
+
+  it('reports retryAfterMs from the lease time Redis has left', async () => {
+    const store = new RedisDedupeStore({ client, keyPrefix: uniquePrefix('pttl') });
+    await store.claim('k', 't1', 'fp', 20_000);
+    const outcome = await store.claim('k', 't2', 'fp', 20_000);
+    expect(outcome.state).toBe('in-progress');
+    const { retryAfterMs } = outcome as { retryAfterMs: number };
+    expect(retryAfterMs).toBeGreaterThan(15_000);
+    expect(retryAfterMs).toBeLessThanOrEqual(20_000);
+  });
+
+  it('fences tokens exactly, even when one token is a prefix of another or holds the separator', async () => {
+    const store = new RedisDedupeStore({ client, keyPrefix: uniquePrefix('fence') });
+    await store.claim('k', 'ab:c', 'fp:with:colons', 10_000);
+    for (const stale of ['ab', 'ab:', 'ab:cfp', 'ab:c:', 'b:c', '']) {
+      expect(await store.extend('k', stale, 10_000)).toBe(false);
+      expect(await store.complete('k', stale, 10_000)).toBe(false);
+      expect(await store.release('k', stale)).toBe(false);
+    }
+    expect(await store.claim('k', 'x', 'fp:with:colons', 10_000)).toEqual({
+      state: 'in-progress',
+      fingerprint: 'fp:with:colons',
+      retryAfterMs: expect.any(Number),
+    });
+    expect(await store.complete('k', 'ab:c', 10_000)).toBe(true);
+    expect(await store.claim('k', 'y', 'other', 10_000)).toEqual({ state: 'completed', fingerprint: 'fp:with:colons' });
+  });
+
+  it('keeps unicode tokens and fingerprints intact', async () => {
+    const store = new RedisDedupeStore({ client, keyPrefix: uniquePrefix('utf8') });
+    await store.claim('k', 'tøken-ü', 'fp-é€', 10_000);
+    expect((await store.claim('k', 'other', 'x', 10_000)) as { fingerprint: string }).toMatchObject({
+      fingerprint: 'fp-é€',
+    });
+    expect(await store.complete('k', 'tøken-ü', 10_000)).toBe(true);
+  });
+
+  it('accepts fractional milliseconds (rounded up for PX)', async () => {
+    const store = new RedisDedupeStore({ client, keyPrefix: uniquePrefix('frac') });
+    expect(await store.claim('k', 't', 'fp', 1500.4)).toEqual({ state: 'claimed' });
+    expect(await store.extend('k', 't', 0.2)).toBe(true);
+  });
+
+  it('refuses to read a key it did not write instead of guessing (rejects: 503, never a credit)', async () => {
+    const keyPrefix = uniquePrefix('foreign');
+    const store = new RedisDedupeStore({ client, keyPrefix });
+    await client.set(`${keyPrefix}k`, 'something else', 'PX', 10_000);
+    await expect(store.claim('k', 't', 'fp', 10_000)).rejects.toThrow(/did not write/);
+    await client.del(`${keyPrefix}k`);
+    await client.hset(`${keyPrefix}k`, 'a', 'b');
+    await expect(store.claim('k', 't', 'fp', 10_000)).rejects.toThrow(/WRONGTYPE/);
+    await client.del(`${keyPrefix}k`);
+  });
+
+  it('defines its scripts on a client once, however many stores share it', async () => {
+    const shared = await connected(redisOn(PORT, failFastRedisOptions()));
+    try {
+      let defined = 0;
+      const original = shared.defineCommand.bind(shared);
+      shared.defineCommand = (...args: Parameters<Redis['defineCommand']>) => {
+        defined++;
+        return original(...args);
+      };
+      const a = new RedisDedupeStore({ client: shared, keyPrefix: uniquePrefix('a') });
+      const b = new RedisDedupeStore({ client: shared, keyPrefix: uniquePrefix('b') });
+      expect(defined).toBe(4);
+      expect(await a.claim('k', 't', 'fp', 10_000)).toEqual({ state: 'claimed' });
+      expect(await b.claim('k', 't', 'fp', 10_000)).toEqual({ state: 'claimed' });
+    } finally {
+      await shared.quit();
+    }
+  });
+
+  it('checks its options when constructed', () => {
+    expect(() => new RedisDedupeStore({ client: {} as Redis })).toThrow(/ioredis Redis or Cluster/);
+    expect(() => new RedisDedupeStore({ client, commandTimeoutMs: 0 })).toThrow(/commandTimeoutMs/);
+    expect(() => new RedisDedupeStore({ client, commandTimeoutMs: Number.NaN })).toThrow(/commandTimeoutMs/);
+    expect(() => new RedisDedupeStore({ client, keyPrefix: 1 as unknown as string })).toThrow(/keyPrefix/);
+  });
+});

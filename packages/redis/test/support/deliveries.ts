@@ -1,0 +1,43 @@
+import { type PaymentPaidEvent, signWebhook, type WebhookLogger, type WebhookRequest } from '@service-pay/core';
+import { Redis, type RedisOptions } from 'ioredis';
+
+export const SECRET = 'whsec_redis_store_tests';
+
+/** One attempt of the sender: the event signed now, with a fresh `dl_` delivery id, as the service retries. */
+export function delivery(event: PaymentPaidEvent): WebhookRequest {
+  const { body, headers } = signWebhook({ event, secret: SECRET });
+  return { method: 'POST', headers, rawBody: body };
+}
+
+/** Collects what the pipeline logs, so a test can both stay quiet and look at what was said. */
+export function recordingLogger(): WebhookLogger & { messages: string[] } {
+  const messages: string[] = [];
+  const keep = (_fields: Record<string, unknown>, message: string) => void messages.push(message);
+  return { messages, debug: keep, info: keep, warn: keep, error: keep };
+}
+
+/** A prefix no other test (or other engineer's run on the shared Redis) uses. */
+export function uniquePrefix(label: string): string {
+  return `test:service-pay:${label}:${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}:`;
+}
+
+/** Resolves once `client` can take commands; with the offline queue off, commands before that fail. */
+export async function connected(client: Redis): Promise<Redis> {
+  if (client.status !== 'ready') {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`Redis client not ready: ${client.status}`)), 10_000);
+      client.once('ready', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+  return client;
+}
+
+export function redisOn(port: number, options: Omit<RedisOptions, 'replyMapping'> = {}): Redis {
+  const client = new Redis({ host: '127.0.0.1', port, ...options });
+  // An outage is what several tests cause on purpose; ioredis would print every reconnect error otherwise.
+  client.on('error', () => {});
+  return client;
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+// Every file talks to a real Redis: the one on 127.0.0.1:6379 (unique key prefixes per test) or
+// redis-servers the tests start and stop themselves on free loopback ports.
+export default defineConfig({
+  test: {
+    name: 'redis',
+    include: ['test/**/*.test.ts'],
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+  },
+});
