@@ -1,0 +1,97 @@
+import { Agent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { signWebhook } from '@service-pay/core';
+import { type PostResult, postWebhook } from '../post-webhook.js';
+import { integerFlag, parse, requireFlag } from './args.js';
+import type { Io } from './io.js';
+import { EXIT, UsageError } from './usage-error.js';
+import { EVENT_FLAGS, EVENT_HELP, eventBody } from './webhook-event.js';
+
+export const SEND_HELP = `Usage: service-pay send --url URL --secret SECRET [options]
+
+Signs payment.paid deliveries exactly as the service does and POSTs them to your endpoint, printing
+each answer. Each delivery gets a fresh dl_ id; all carry the same body.
+
+Options:
+  --url URL               your webhook endpoint (required)
+  --secret SECRET         the merchant's webhook secret (required)
+  --duplicates N          extra deliveries of the same event, default 0
+  --concurrent            send all deliveries at once instead of one after another
+  --clock-skew-sec N      sign with now + N seconds (test your tolerance check)
+  --timeout-ms MS         per delivery, default 5000
+  -h, --help              show this help
+
+${EVENT_HELP}
+
+Exit codes: 0 every delivery got a 2xx, 1 some did not (or got no answer), 2 bad flags.
+
+Example:
+  service-pay send --url http://127.0.0.1:3000/webhooks/service --secret whsec_test --duplicates 2 --concurrent`;
+
+const FLAGS = {
+  url: { type: 'string' },
+  secret: { type: 'string' },
+  duplicates: { type: 'string' },
+  concurrent: { type: 'boolean' },
+  'clock-skew-sec': { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  ...EVENT_FLAGS,
+} as const;
+
+export async function sendCommand(args: string[], io: Io): Promise<number> {
+  const values = parse(args, FLAGS);
+  if (values.help) {
+    io.out(SEND_HELP);
+    return EXIT.OK;
+  }
+  const url = requireFlag(values.url, 'url', 'the endpoint to send to');
+  if (!/^https?:\/\//.test(url) || !URL.canParse(url))
+    throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
+  const secret = requireFlag(values.secret, 'secret', "the merchant's webhook secret");
+  const duplicates = integerFlag(values.duplicates, 'duplicates') ?? 0;
+  if (duplicates < 0 || duplicates > 1000) throw new UsageError('--duplicates must be from 0 to 1000');
+  const skew = integerFlag(values['clock-skew-sec'], 'clock-skew-sec') ?? 0;
+  const timeoutMs = integerFlag(values['timeout-ms'], 'timeout-ms') ?? 5000;
+  if (timeoutMs < 1 || timeoutMs > 600_000) throw new UsageError('--timeout-ms must be from 1 to 600000');
+  const body = eventBody(values);
+
+  const agents = { http: new Agent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+  const total = duplicates + 1;
+  const one = async (index: number): Promise<boolean> => {
+    const { headers } = signWebhook({ event: body, secret, timestamp: Math.floor(Date.now() / 1000) + skew });
+    const result = await postWebhook(new URL(url), body, headers, timeoutMs, agents).result;
+    io.out(`#${index + 1}/${total} ${headers['x-service-delivery']} ${describe(result)}`);
+    return result.status !== null && result.status >= 200 && result.status < 300;
+  };
+  try {
+    io.err(
+      `POST ${url}  paymentId ${safePaymentId(body)}  ${total} ${total === 1 ? 'delivery' : 'deliveries'}${values.concurrent ? ' at once' : ''}`,
+    );
+    let ok: boolean[];
+    if (values.concurrent) ok = await Promise.all(Array.from({ length: total }, (_, i) => one(i)));
+    else {
+      ok = [];
+      for (let i = 0; i < total; i += 1) ok.push(await one(i));
+    }
+    return ok.every(Boolean) ? EXIT.OK : EXIT.FAILURE;
+  } finally {
+    agents.http.destroy();
+    agents.https.destroy();
+  }
+}
+
+function describe(r: PostResult): string {
+  if (r.error !== null)
+    return `-> no answer: ${r.error.kind === 'timeout' ? 'timeout, ' : ''}${r.error.message} (${r.latencyMs} ms)`;
+  const body = r.responseBody.replace(/\s+/g, ' ').trim();
+  return `-> ${r.status}${body ? ` ${body}` : ''} (${r.latencyMs} ms)`;
+}
+
+function safePaymentId(body: string): string {
+  try {
+    const id = (JSON.parse(body) as { paymentId?: unknown }).paymentId;
+    return typeof id === 'string' ? id : '(none)';
+  } catch {
+    return '(body is not JSON)';
+  }
+}
