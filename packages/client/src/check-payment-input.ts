@@ -4,6 +4,11 @@ import type { CreatePaymentInput } from './payment.js';
 /**
  * Why a payment input was refused. The same codes come back from the simulator as 400 error bodies, so a
  * problem reads the same whether the client or the service caught it.
+ *
+ * @example
+ * ```ts
+ * if (problems[0]?.code === 'INVALID_AMOUNT') console.error('send the amount as a string such as "12.50"');
+ * ```
  */
 export type PaymentInputCode =
   | 'INVALID_BODY'

@@ -63,7 +63,14 @@ export class ServiceApiError extends ServiceError {
   }
 }
 
-/** Codes of `ServiceInputError`: a payment input problem, a malformed payment id, or bad options. */
+/**
+ * Codes of `ServiceInputError`: a payment input problem, a malformed payment id, or bad options.
+ *
+ * @example
+ * ```ts
+ * const code: ServiceInputErrorCode = 'INVALID_PAYMENT_ID';
+ * ```
+ */
 export type ServiceInputErrorCode = PaymentInputCode | 'INVALID_PAYMENT_ID' | 'INVALID_OPTIONS';
 
 /**

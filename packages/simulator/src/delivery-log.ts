@@ -1,15 +1,32 @@
 /**
  * Why a delivery exists: the first one of a payment, an injected duplicate (after the previous one
  * settled, or at the same moment), or a redelivery asked for over the control API.
+ *
+ * @example
+ * ```ts
+ * const duplicates = sim.deliveries({ paymentId }).filter((d) => d.kind !== 'original');
+ * ```
  */
 export type DeliveryKind = 'original' | 'duplicate' | 'concurrent-duplicate' | 'redelivery';
 
-/** Where a delivery stands. The last three are final. */
+/**
+ * Where a delivery stands. The last three are final.
+ *
+ * @example
+ * ```ts
+ * const gaveUp = sim.deliveries({ state: 'failed' });
+ * ```
+ */
 export type DeliveryState = 'scheduled' | 'in-flight' | 'waiting-retry' | 'succeeded' | 'failed' | 'cancelled';
 
 /**
  * How one attempt ended. `dropped`: the receiver answered, but fault injection threw the answer away
  * and the sender treated it as a timeout.
+ *
+ * @example
+ * ```ts
+ * const timeouts = delivery.attempts.filter((a) => a.outcome === 'timeout').length;
+ * ```
  */
 export type AttemptOutcome = 'succeeded' | 'http-error' | 'timeout' | 'network-error' | 'dropped';
 

@@ -4,6 +4,11 @@ import type { PaymentInputCode } from '@service-pay/client';
  * Every code the simulator answers or throws. The merchant API codes (first group) are what a client sees
  * in `{"error": CODE, "message": "..."}` bodies; the rest belong to the control API and the programmatic
  * helpers.
+ *
+ * @example
+ * ```ts
+ * if (err instanceof SimulatorError && err.code === 'PAYMENT_EXPIRED') console.log('create a new payment');
+ * ```
  */
 export type SimulatorErrorCode =
   | 'UNAUTHORIZED'
