@@ -1,6 +1,7 @@
 import { createWebhookHandler } from '@service-pay/core';
 import { dedupeStoreConformance, samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { Cluster } from 'ioredis';
+import { Cluster as Cluster5 } from 'ioredis-5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failFastClusterOptions, RedisDedupeStore } from '../src/index.js';
 import { delivery, recordingLogger, SECRET, uniquePrefix } from './support/deliveries.js';
@@ -8,28 +9,44 @@ import { RedisCluster, redisCli } from './support/redis-server.js';
 
 let cluster: RedisCluster | undefined;
 let client: Cluster;
+let v5: Cluster;
+
+function ready(c: { status: string; once(event: 'ready', listener: () => void): unknown }): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`cluster client not ready: ${c.status}`)), 15_000);
+    c.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
 
 beforeAll(async () => {
   cluster = await RedisCluster.start();
   client = new Cluster(cluster.nodes, failFastClusterOptions());
   client.on('error', () => {});
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`cluster client not ready: ${client.status}`)), 15_000);
-    client.once('ready', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
+  const v5Client = new Cluster5(cluster.nodes, failFastClusterOptions());
+  v5Client.on('error', () => {});
+  v5 = v5Client as unknown as Cluster;
+  await Promise.all([ready(client), ready(v5Client)]);
 }, 60_000);
 
 afterAll(async () => {
   // Always runs, also when a test or beforeAll failed: processes killed, temp dirs removed.
-  await client?.quit().catch(() => client.disconnect());
+  for (const c of [client, v5]) await c?.quit().catch(() => c.disconnect());
   await cluster?.stop();
 });
 
 describe('RedisDedupeStore conformance on a 3-master Redis Cluster', () => {
   for (const c of dedupeStoreConformance(() => new RedisDedupeStore({ client, keyPrefix: uniquePrefix('cluster') }))) {
+    it(c.name, c.run);
+  }
+});
+
+describe('RedisDedupeStore conformance on a 3-master Redis Cluster (ioredis 5)', () => {
+  for (const c of dedupeStoreConformance(
+    () => new RedisDedupeStore({ client: v5, keyPrefix: uniquePrefix('cluster-v5') }),
+  )) {
     it(c.name, c.run);
   }
 });

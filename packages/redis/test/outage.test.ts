@@ -1,19 +1,20 @@
 import { createWebhookHandler, type PaymentPaidEvent, type WebhookResponse } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
-import { connected, delivery, recordingLogger, redisOn, SECRET } from './support/deliveries.js';
+import { connected, delivery, recordingLogger, redis5On, redisOn, SECRET } from './support/deliveries.js';
 import { freePort, RedisServer, redisCli, sleep } from './support/redis-server.js';
 
 // The sender gives up at 5 s; the handler must answer 503 well before. The store's bound is 1 s; this
 // generous ceiling only catches hanging, never measures speed on a noisy machine.
 const ANSWERED_WELL_BEFORE_SENDER_TIMEOUT_MS = 4_000;
 
-const CLIENTS: [string, () => RedisOptions][] = [
-  ['failFastRedisOptions()', () => failFastRedisOptions()],
+const CLIENTS: [string, (port: number) => Redis][] = [
+  ['failFastRedisOptions()', (port) => redisOn(port, failFastRedisOptions())],
   // The store's own timer must hold the bound even on a client nobody tuned (offline queue on, 20 retries).
-  ['default ioredis options', () => ({})],
+  ['default ioredis options', (port) => redisOn(port)],
+  ['ioredis 5 and failFastRedisOptions()', (port) => redis5On(port, failFastRedisOptions())],
 ];
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
@@ -60,10 +61,10 @@ async function untilReady(client: Redis): Promise<void> {
   }
 }
 
-describe.each(CLIENTS)('outage, client with %s', (_label, options) => {
+describe.each(CLIENTS)('outage, client with %s', (_label, clientOn) => {
   it('nothing listening on the port: 503 STORE_UNAVAILABLE in under 2 s, handler not run', async () => {
     const port = await freePort();
-    const client = track(redisOn(port, options()));
+    const client = track(clientOn(port));
     const store = new RedisDedupeStore({ client });
     const { handle, runs, logger } = countingHandler(store);
 
@@ -87,7 +88,7 @@ describe.each(CLIENTS)('outage, client with %s', (_label, options) => {
   it('Redis killed mid-run: 503s while down, and after restart each retry is credited exactly once', async () => {
     const server = await RedisServer.start();
     cleanups.push(() => server.stop());
-    const client = track(await connected(redisOn(server.port, options())));
+    const client = track(await connected(clientOn(server.port)));
     const { handle, runs } = countingHandler(new RedisDedupeStore({ client }));
     const credited = new Set<string>();
     const send = async (event: PaymentPaidEvent) => {
@@ -140,7 +141,7 @@ describe.each(CLIENTS)('outage, client with %s', (_label, options) => {
   it('Redis stops answering (CLIENT PAUSE): 503 within the bound, and the retry after it is not locked out', async () => {
     const server = await RedisServer.start();
     cleanups.push(() => server.stop());
-    const client = track(await connected(redisOn(server.port, options())));
+    const client = track(await connected(clientOn(server.port)));
     const { handle, runs } = countingHandler(new RedisDedupeStore({ client }));
     const event = samplePaymentPaidEvent();
 

@@ -2,21 +2,23 @@ import { dedupeStoreConformance } from '@service-pay/core/testing';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
-import { connected, redisOn, uniquePrefix } from './support/deliveries.js';
+import { connected, redis5On, redisOn, uniquePrefix } from './support/deliveries.js';
 
 // The shared Redis on 127.0.0.1:6379; every test writes under its own prefix.
 const PORT = 6379;
 let client: Redis;
 let plain: Redis;
+let v5: Redis;
 
 beforeAll(async () => {
   client = await connected(redisOn(PORT, failFastRedisOptions()));
   // Default ioredis options: the store must hold the same contract on a client nobody tuned.
   plain = await connected(redisOn(PORT));
+  v5 = await connected(redis5On(PORT, failFastRedisOptions()));
 });
 
 afterAll(async () => {
-  await Promise.all([client?.quit(), plain?.quit()]);
+  await Promise.all([client?.quit(), plain?.quit(), v5?.quit()]);
 });
 
 describe('RedisDedupeStore conformance on one Redis (fail-fast client)', () => {
@@ -28,6 +30,14 @@ describe('RedisDedupeStore conformance on one Redis (fail-fast client)', () => {
 describe('RedisDedupeStore conformance on one Redis (default ioredis options)', () => {
   for (const c of dedupeStoreConformance(
     () => new RedisDedupeStore({ client: plain, keyPrefix: uniquePrefix('conf-plain') }),
+  )) {
+    it(c.name, c.run);
+  }
+});
+
+describe('RedisDedupeStore conformance on one Redis (ioredis 5, fail-fast client)', () => {
+  for (const c of dedupeStoreConformance(
+    () => new RedisDedupeStore({ client: v5, keyPrefix: uniquePrefix('conf-v5') }),
   )) {
     it(c.name, c.run);
   }

@@ -1,5 +1,6 @@
 import { type PaymentPaidEvent, signWebhook, type WebhookLogger, type WebhookRequest } from '@service-pay/core';
 import { Redis, type RedisOptions } from 'ioredis';
+import { Redis as Redis5 } from 'ioredis-5';
 
 export const SECRET = 'whsec_redis_store_tests';
 
@@ -40,4 +41,14 @@ export function redisOn(port: number, options: Omit<RedisOptions, 'replyMapping'
   // An outage is what several tests cause on purpose; ioredis would print every reconnect error otherwise.
   client.on('error', () => {});
   return client;
+}
+
+/**
+ * The same on ioredis 5 (the peer range covers it). Typed as the ioredis 6 client the package builds
+ * against: an app on 5.x compiles against 5.x's own types, which the store's declarations then refer to.
+ */
+export function redis5On(port: number, options: Omit<RedisOptions, 'replyMapping' | 'protocol'> = {}): Redis {
+  const client = new Redis5({ host: '127.0.0.1', port, ...(options as object) });
+  client.on('error', () => {});
+  return client as unknown as Redis;
 }
