@@ -257,7 +257,7 @@ class SimulatorEngine {
         return record === undefined ? undefined : this.store.view(record);
       },
       payments: () => this.store.all().map((r) => this.store.view(r)),
-      deliveries: (filter) => this.sender.list(filter),
+      deliveries: (filter) => this.sender.list(filter ?? {}),
       delivery: (deliveryId) => this.sender.get(deliveryId),
       setFaults: (faults) => {
         this.faults = resolveFaults(faults, this.faults, (m) => new SimulatorError('INVALID_FAULTS', m));

@@ -90,6 +90,7 @@ describe('stop() and waitForIdle()', () => {
     const { sim, client } = await setup({ retry: { baseDelayMs: 60_000 } });
     cleanup.push(() => sim.stop());
     await expect(sim.waitForIdle()).resolves.toBeUndefined();
+    expect(sim.deliveries(null as never)).toEqual([]);
     await sim.pay((await client.createPayment(input({ notifyUrl: 'http://127.0.0.1:9/' }))).paymentId);
     await expect(sim.waitForIdle({ timeoutMs: 30 })).rejects.toMatchObject({
       code: 'IDLE_TIMEOUT',
