@@ -2,7 +2,7 @@ import { createWebhookHandler, type PaymentPaidEvent, type WebhookResponse } fro
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
+import { failFastRedisOptions, RedisDedupeStore, RedisStoreTimeoutError } from '../src/index.js';
 import { connected, delivery, recordingLogger, redis5On, redisOn, SECRET } from './support/deliveries.js';
 import { freePort, RedisServer, redisCli, sleep } from './support/redis-server.js';
 
@@ -156,5 +156,17 @@ describe.each(CLIENTS)('outage, client with %s', (_label, clientOn) => {
     expect(retry.status).toBe(200);
     expect(JSON.parse(retry.body)).toEqual({ received: true });
     expect(runs.get(event.paymentId)).toBe(1);
+  });
+});
+
+describe('what bounds the wait when nothing listens', () => {
+  it('failFastRedisOptions(): the client refuses at once; nothing is queued to run later', async () => {
+    const store = new RedisDedupeStore({ client: track(redisOn(await freePort(), failFastRedisOptions())) });
+    await expect(store.claim('k', 't', 'fp', 10_000)).rejects.toThrow(/enableOfflineQueue/);
+  });
+
+  it("default ioredis options: the command waits in the offline queue; the store's own timer ends the wait", async () => {
+    const store = new RedisDedupeStore({ client: track(redisOn(await freePort())), commandTimeoutMs: 300 });
+    await expect(store.claim('k', 't', 'fp', 10_000)).rejects.toBeInstanceOf(RedisStoreTimeoutError);
   });
 });
