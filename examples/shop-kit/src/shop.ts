@@ -22,7 +22,13 @@ export interface PlacedOrder {
  * The shop's own business, framework-free: place an order and ask the payment service for a payment
  * whose webhook comes back to `notifyUrl`.
  */
-export function createShop(options: { book: OrderBook; client: ServiceClient; notifyUrl: string; expireSec?: number }) {
+export function createShop(options: {
+  book: OrderBook;
+  client: ServiceClient;
+  /** A function when the address is known only once the server listens. */
+  notifyUrl: string | (() => string);
+  expireSec?: number;
+}) {
   const { book, client, notifyUrl } = options;
   return {
     book,
@@ -33,7 +39,7 @@ export function createShop(options: { book: OrderBook; client: ServiceClient; no
         tokenSymbol: input.tokenSymbol as string,
         amount: input.amount as string,
         expireSec: options.expireSec ?? 900,
-        notifyUrl,
+        notifyUrl: typeof notifyUrl === 'function' ? notifyUrl() : notifyUrl,
       };
       const problems = checkPaymentInput(request);
       if (problems.length > 0) {

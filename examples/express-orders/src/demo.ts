@@ -1,0 +1,124 @@
+/**
+ * `pnpm demo`: the payment service simulator and this Express shop, 20 orders, every payment delivered
+ * with duplicates and concurrent duplicates (and a few dropped answers, so the sender retries). Prints
+ * each order with how many times it was credited and what its deliveries were answered, and exits 0
+ * only if every order was credited exactly once.
+ */
+import type { AddressInfo } from 'node:net';
+import { bootShop } from '@service-pay/example-shop-kit';
+import { type DeliveryRecord, generateMerchant, startSimulator } from '@service-pay/simulator';
+import { createApp } from './app.js';
+
+const ORDERS = 20;
+const merchant = generateMerchant({ name: 'demo-shop' });
+const sim = await startSimulator({ merchants: [merchant], retry: { baseDelayMs: 200, factor: 2 }, seed: 2026 });
+let baseUrl = '';
+const booted = await bootShop(
+  {
+    port: 0,
+    publicUrl: undefined,
+    serviceUrl: sim.url,
+    apiKey: merchant.apiKey,
+    apiSecret: merchant.apiSecret,
+    webhookSecret: merchant.webhookSecret,
+    redisUrl: process.env.REDIS_URL || undefined,
+    databaseUrl: process.env.DATABASE_URL || undefined,
+    tablePrefix: process.env.DATABASE_URL ? `demo_${Date.now()}_` : '',
+    failureRate: 0,
+  },
+  { notifyUrl: () => `${baseUrl}/webhooks/service`, logger: { warn: () => {}, error: () => {} } },
+);
+const server = createApp(booted).listen(0, '127.0.0.1');
+await new Promise((resolve) => server.once('listening', resolve));
+baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+console.log(`simulator ${sim.url}   shop ${baseUrl}   database ${process.env.DATABASE_URL ? 'postgres' : 'pglite'}   store ${process.env.REDIS_URL ? 'redis' : 'memory'}\n`);
+
+try {
+  const started = Date.now();
+  // Place the orders through the shop's own API, as a customer would.
+  const placed: Array<{ orderId: string; paymentId: string; amount: string }> = [];
+  for (let i = 0; i < ORDERS; i++) {
+    const amount = `${10 + i}.${String((i * 37) % 100).padStart(2, '0')}`;
+    const res = await fetch(`${baseUrl}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ amount, tokenSymbol: 'USDT' }),
+    });
+    if (res.status !== 201) throw new Error(`placing an order answered ${res.status}: ${await res.text()}`);
+    const body = (await res.json()) as { order: { id: string }; paymentId: string };
+    placed.push({ orderId: body.order.id, paymentId: body.paymentId, amount });
+  }
+
+  // Pay them all at once. Every payment is sent again as a duplicate; every other one also as two
+  // concurrent duplicates racing the original; every fifth has its first answer dropped (a retry).
+  await Promise.all(
+    placed.map((p, i) =>
+      sim.pay(p.paymentId, {
+        duplicates: 1 + (i % 2),
+        concurrent: i % 2 === 1,
+        dropResponses: i % 5 === 0 ? 1 : 0,
+      }),
+    ),
+  );
+  await sim.waitForIdle({ timeoutMs: 60_000 });
+
+  const orders = new Map((await (await fetch(`${baseUrl}/orders`)).json() as Array<{ id: string; credits: number; status: string }>).map((o) => [o.id, o]));
+  const rows = placed.map((p) => {
+    const deliveries = sim.deliveries({ paymentId: p.paymentId });
+    const order = orders.get(p.orderId);
+    return {
+      order: p.orderId.slice(0, 18),
+      amount: `${p.amount} USDT`,
+      status: order?.status ?? '?',
+      credited: order?.credits ?? 0,
+      deliveries: deliveries.length,
+      attempts: deliveries.reduce((n, d) => n + d.attempts.length, 0),
+      answers: describeAnswers(deliveries),
+    };
+  });
+  printTable(rows);
+
+  const exactlyOnce = rows.filter((r) => r.credited === 1).length;
+  const all = sim.deliveries();
+  const attempts = all.reduce((n, d) => n + d.attempts.length, 0);
+  console.log(
+    `\n${exactlyOnce} of ${ORDERS} orders credited exactly once; ${all.length} deliveries, ${attempts} attempts, ` +
+      `${booted.tally.credited} credits written, ${booted.tally.caughtByDatabase} caught by the database guard, ` +
+      `${((Date.now() - started) / 1000).toFixed(1)} s.`,
+  );
+  process.exitCode = exactlyOnce === ORDERS && all.every((d) => d.state === 'succeeded') ? 0 : 1;
+} finally {
+  await new Promise((resolve) => server.close(resolve));
+  await sim.stop();
+  await booted.close();
+}
+
+/** "200 credited, 200 duplicate, 409 busy, dropped" style summary of what the shop answered. */
+function describeAnswers(deliveries: DeliveryRecord[]): string {
+  const counts = new Map<string, number>();
+  for (const d of deliveries) {
+    for (const a of d.attempts) {
+      const label =
+        a.outcome === 'dropped'
+          ? 'answer dropped'
+          : a.status === 200 && a.responseBody?.includes('duplicate')
+            ? '200 duplicate'
+            : a.status === 200
+              ? '200 credited'
+              : a.status === 409
+                ? '409 in progress'
+                : `${a.status ?? a.outcome}`;
+      counts.set(label, (counts.get(label) ?? 0) + 1);
+    }
+  }
+  return [...counts].map(([label, n]) => `${n}× ${label}`).join(', ');
+}
+
+function printTable(rows: Array<Record<string, string | number>>): void {
+  const columns = Object.keys(rows[0] ?? {});
+  const width = (c: string) => Math.max(c.length, ...rows.map((r) => String(r[c]).length));
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(width(columns[i] as string))).join('  ');
+  console.log(line(columns));
+  console.log(line(columns.map((c) => '-'.repeat(width(c)))));
+  for (const r of rows) console.log(line(columns.map((c) => String(r[c]))));
+}
