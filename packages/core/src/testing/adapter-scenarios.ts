@@ -56,6 +56,11 @@ export interface AdapterUnderTest {
   getReachesAdapter: boolean;
   /** Text the RAW_BODY_UNAVAILABLE message must contain: the fix for this framework. */
   parsedBodyFix?: string;
+  /**
+   * `false` when the platform itself holds every answer until the request body has fully arrived (Next.js's
+   * Edge runtime under `next start`): the early-413 case then checks the answer only, not its timing.
+   */
+  answersBeforeBodyEnds?: boolean;
 }
 
 /**
@@ -231,13 +236,15 @@ export function adapterScenarios(target: AdapterUnderTest): ConformanceCase[] {
         const { request } = delivery();
         // The body pauses after 256 KiB until the answer is in (or 10 s passed): an adapter that buffers the
         // whole body before answering makes this client send all of it, and the count below shows it.
-        const metered = meteredBody(MiB, 16 * 1024, 256 * 1024);
+        const early = target.answersBeforeBodyEnds !== false;
+        const metered = meteredBody(MiB, 16 * 1024, early ? 256 * 1024 : MiB);
         const response = await send({ ...request, body: metered.chunks });
         const sentBeforeAnswer = metered.sent();
         metered.release();
         expectError(response, 413, 'BODY_TOO_LARGE');
-        if (sentBeforeAnswer >= MiB)
+        if (early && sentBeforeAnswer >= MiB) {
           throw new Error(`the adapter answered only after the whole body (${sentBeforeAnswer} bytes) was sent`);
+        }
       },
     },
     {
@@ -281,7 +288,7 @@ function delivery(
   return { request: { method: 'POST', headers: signed.headers, body: signed.body }, event };
 }
 
-/** `total` bytes in chunks that count what was taken, pausing at `pauseAt` until `release()` (or 10 s). */
+/** `total` bytes in chunks that count what was taken, pausing once at `pauseAt` until `release()` (or 10 s). */
 function meteredBody(total: number, chunkSize: number, pauseAt: number) {
   let sent = 0;
   let release!: () => void;
@@ -290,8 +297,10 @@ function meteredBody(total: number, chunkSize: number, pauseAt: number) {
   });
   async function* chunks(): AsyncGenerator<Uint8Array> {
     const chunk = new Uint8Array(chunkSize).fill(0x20);
+    let paused = false;
     while (sent < total) {
-      if (sent >= pauseAt) {
+      if (sent >= pauseAt && !paused) {
+        paused = true;
         let timer: ReturnType<typeof setTimeout> | undefined;
         const outcome = await Promise.race([released, new Promise((r) => (timer = setTimeout(r, 10_000, 'timeout')))]);
         clearTimeout(timer);

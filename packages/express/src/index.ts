@@ -1,0 +1,1 @@
+export { type ServiceWebhookMiddleware, type ServiceWebhookOptions, serviceWebhook } from './service-webhook.js';

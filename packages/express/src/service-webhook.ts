@@ -1,0 +1,62 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createWebhookHandler, type HandlerOptions } from '@service-pay/core';
+import { toWebhookRequest } from '@service-pay/core/node';
+
+/**
+ * Options of `serviceWebhook`: the core's handler options, unchanged.
+ *
+ * @example
+ * ```ts
+ * const options: ServiceWebhookOptions = { secret: process.env.SERVICE_WEBHOOK_SECRET!, onPaymentPaid };
+ * ```
+ */
+export type ServiceWebhookOptions = HandlerOptions;
+
+/**
+ * The middleware, typed on Node's own request and response so it fits Express 4 and 5 (and their
+ * `@types/express` versions) alike.
+ *
+ * @example
+ * ```ts
+ * const middleware: ServiceWebhookMiddleware = serviceWebhook({ secret, onPaymentPaid });
+ * ```
+ */
+export type ServiceWebhookMiddleware = (
+  req: IncomingMessage & { body?: unknown; rawBody?: unknown },
+  res: ServerResponse,
+  next: (error?: unknown) => void,
+) => void;
+
+// Said in the RAW_BODY_UNAVAILABLE answer when express.json() (or similar) got to the body first.
+const FIX =
+  'Mount serviceWebhook() before express.json() (register its route above app.use(express.json())), or put express.raw({ type: "application/json" }) in front of it on this route.';
+
+/**
+ * Express 4 and 5 middleware that verifies a payment service webhook and runs `onPaymentPaid` exactly once
+ * per payment. It reads the raw body itself (stopping at `maxBodyBytes`), or takes the Buffer left by
+ * `express.raw()` or a `req.rawBody`; every status comes from the core.
+ *
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { serviceWebhook } from '@service-pay/express';
+ *
+ * const app = express();
+ * app.post('/webhooks/service', serviceWebhook({
+ *   secret: process.env.SERVICE_WEBHOOK_SECRET!,
+ *   onPaymentPaid: async (event) => orders.credit(event.orderNo, event.paymentId),
+ * }));
+ * app.use(express.json()); // the rest of the app may parse JSON as usual
+ * ```
+ */
+export function serviceWebhook(options: ServiceWebhookOptions): ServiceWebhookMiddleware {
+  const handle = createWebhookHandler(options);
+  return (req, res, next) => {
+    handle(toWebhookRequest(req, { fix: FIX }))
+      .then(({ status, headers, body }) => {
+        res.writeHead(status, headers).end(body);
+      })
+      // The core never rejects; this is a response that could not be written (e.g. headers already sent).
+      .catch(next);
+  };
+}

@@ -1,0 +1,1 @@
+export { type ServiceWebhookOptions, serviceWebhook } from './service-webhook.js';

@@ -1,0 +1,79 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createWebhookHandler, type HandlerOptions, type WebhookLogger } from '@service-pay/core';
+import { type NodeBodySource, toWebhookRequest } from '@service-pay/core/node';
+import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
+
+/**
+ * Options of the plugin: where to mount the route, plus the core's handler options.
+ *
+ * @example
+ * ```ts
+ * const options: ServiceWebhookOptions = { path: '/webhooks/service', secret: process.env.SERVICE_WEBHOOK_SECRET!, onPaymentPaid };
+ * ```
+ */
+export interface ServiceWebhookOptions extends HandlerOptions {
+  /** The route's URL, e.g. `/webhooks/service`. */
+  path: string;
+}
+
+// The core's default; mirrored as the route's bodyLimit so other plugins that read bodies agree with it.
+const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+const FIX =
+  'A hook or plugin in front of this route (preParsing, preValidation or preHandler) consumed or replaced the body; let the webhook route receive it untouched.';
+
+const plugin: FastifyPluginAsync<ServiceWebhookOptions> = async (app, options) => {
+  const { path, ...handlerOptions } = options;
+  // The core takes one logger per handler; this one finds the current request's `request.log`.
+  const currentLog = new AsyncLocalStorage<FastifyBaseLogger>();
+  const handle = createWebhookHandler({
+    ...handlerOptions,
+    logger: handlerOptions.logger ?? requestLogger(currentLog, app.log),
+  });
+
+  // fastify-plugin shares this plugin's context with the parent, so the raw-body parser lives one level
+  // down: every other route of the app keeps Fastify's JSON parsing.
+  await app.register(async (child) => {
+    child.removeAllContentTypeParsers();
+    // Hand the untouched stream over: the core checks method and headers before reading a byte of it.
+    child.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    child.all(path, { bodyLimit: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES }, (request, reply) =>
+      currentLog.run(request.log, async () => {
+        const { status, headers, body } = await handle(
+          toWebhookRequest(request.raw, { fix: FIX, body: request.body as NodeBodySource }),
+        );
+        return reply.code(status).headers(headers).send(body);
+      }),
+    );
+  });
+};
+
+function requestLogger(current: AsyncLocalStorage<FastifyBaseLogger>, fallback: FastifyBaseLogger): WebhookLogger {
+  const log = () => current.getStore() ?? fallback;
+  return {
+    debug: (fields, message) => log().debug(fields, message),
+    info: (fields, message) => log().info(fields, message),
+    warn: (fields, message) => log().warn(fields, message),
+    error: (fields, message) => log().error(fields, message),
+  };
+}
+
+/**
+ * Fastify 5 plugin that registers a POST webhook route at `options.path`, verifies each delivery and runs
+ * `onPaymentPaid` exactly once per payment. The route reads its own raw body (other routes keep parsing
+ * JSON), stops at `maxBodyBytes`, and logs through `request.log`; every status comes from the core.
+ *
+ * @example
+ * ```ts
+ * import Fastify from 'fastify';
+ * import { serviceWebhook } from '@service-pay/fastify';
+ *
+ * const app = Fastify({ logger: true });
+ * await app.register(serviceWebhook, {
+ *   path: '/webhooks/service',
+ *   secret: process.env.SERVICE_WEBHOOK_SECRET!,
+ *   onPaymentPaid: async (event) => orders.credit(event.orderNo, event.paymentId),
+ * });
+ * ```
+ */
+export const serviceWebhook = fp(plugin, { name: '@service-pay/fastify', fastify: '5.x' });

@@ -1,0 +1,150 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { PaymentPaidEvent } from '@service-pay/core';
+import {
+  ADAPTER_SCENARIO_SECRET,
+  type AdapterUnderTest,
+  adapterScenarios,
+  createCreditRecorder,
+  fetchSender,
+} from '@service-pay/core/testing';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+
+// One real Next.js app (test/fixture-app), built once and started with `next start`, serves a Node-runtime
+// route, an Edge-runtime route and a Pages API route; each runs the whole adapter scenario list.
+const appDir = fileURLToPath(new URL('./fixture-app/', import.meta.url));
+const nextBin = createRequire(import.meta.url).resolve('next/dist/bin/next');
+const recorder = createCreditRecorder();
+let recorderServer: Server;
+let nextServer: ChildProcess | undefined;
+let baseUrl = '';
+let output = '';
+
+/** The app credits through this server: the Edge runtime shares no memory with the test, the Node one none either. */
+async function startRecorder(): Promise<string> {
+  recorderServer = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    try {
+      await recorder.onPaymentPaid(JSON.parse(Buffer.concat(chunks).toString('utf8')) as PaymentPaidEvent);
+      res.writeHead(204).end();
+    } catch {
+      res.writeHead(500).end();
+    }
+  });
+  recorderServer.listen(0, '127.0.0.1');
+  await once(recorderServer, 'listening');
+  return `http://127.0.0.1:${(recorderServer.address() as AddressInfo).port}/`;
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, [nextBin, ...args], {
+    cwd: appDir,
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (d) => {
+    output += d;
+  });
+  child.stderr?.on('data', (d) => {
+    output += d;
+  });
+  return child;
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+beforeAll(async () => {
+  // The app imports '@service-pay/next' like a merchant's would: link this package into its node_modules.
+  mkdirSync(new URL('./fixture-app/node_modules/@service-pay/', import.meta.url), { recursive: true });
+  try {
+    symlinkSync('../../../..', new URL('./fixture-app/node_modules/@service-pay/next', import.meta.url), 'dir');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const recorderUrl = await startRecorder();
+
+  // Built without the secret, as CI images often are: the handlers check options on the first request.
+  const build = run(['build'], { SERVICE_WEBHOOK_SECRET: '' });
+  const [code] = (await once(build, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`next build failed (${code}):\n${output}`);
+
+  const port = await freePort();
+  nextServer = run(['start', '-p', String(port), '-H', '127.0.0.1'], {
+    SERVICE_WEBHOOK_SECRET: ADAPTER_SCENARIO_SECRET,
+    CREDIT_RECORDER_URL: recorderUrl,
+  });
+  baseUrl = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (nextServer.exitCode !== null) throw new Error(`next start exited:\n${output}`);
+    try {
+      await fetch(`${baseUrl}/api/pages`);
+      break;
+    } catch {
+      if (i > 600) throw new Error(`next start did not answer:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}, 300_000);
+
+afterAll(async () => {
+  if (nextServer && nextServer.exitCode === null) {
+    const exited = once(nextServer, 'exit');
+    nextServer.kill('SIGTERM');
+    // `next start` waits for open connections on SIGTERM; don't let one stuck request hold the run.
+    const timer = setTimeout(() => nextServer?.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  await new Promise((resolve) => recorderServer?.close(resolve));
+});
+
+const APP_FIX = 'Pass the request to the handler before reading it';
+const PAGES_FIX = 'export const config = { api: { bodyParser: false } }';
+// An App Router route exports POST only, so Next.js itself answers a GET (405). Under `next start` the Edge
+// runtime sends no answer before the request body has fully arrived, whatever the route does.
+const routes = [
+  {
+    name: 'App Router, Node.js runtime (createRouteHandler)',
+    path: '/api/node',
+    getReachesAdapter: false,
+    fix: APP_FIX,
+  },
+  {
+    name: 'App Router, Edge runtime (createRouteHandler)',
+    path: '/api/edge',
+    getReachesAdapter: false,
+    fix: APP_FIX,
+    early: false,
+  },
+  {
+    name: 'Pages Router API route (createPagesApiHandler)',
+    path: '/api/pages',
+    getReachesAdapter: true,
+    fix: PAGES_FIX,
+  },
+];
+
+for (const route of routes) {
+  describe(route.name, () => {
+    const target: AdapterUnderTest = {
+      send: (request) => fetchSender(baseUrl, route.path, `${route.path}-parsed`)(request),
+      credits: recorder.credits,
+      getReachesAdapter: route.getReachesAdapter,
+      parsedBodyFix: route.fix,
+      answersBeforeBodyEnds: route.early ?? true,
+    };
+    for (const c of adapterScenarios(target)) it(c.name, c.run);
+  });
+}
