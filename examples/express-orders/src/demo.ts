@@ -31,7 +31,9 @@ const booted = await bootShop(
 const server = createApp(booted).listen(0, '127.0.0.1');
 await new Promise((resolve) => server.once('listening', resolve));
 baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-console.log(`simulator ${sim.url}   shop ${baseUrl}   database ${process.env.DATABASE_URL ? 'postgres' : 'pglite'}   store ${process.env.REDIS_URL ? 'redis' : 'memory'}\n`);
+console.log(
+  `simulator ${sim.url}   shop ${baseUrl}   database ${process.env.DATABASE_URL ? 'postgres' : 'pglite'}   store ${process.env.REDIS_URL ? 'redis' : 'memory'}\n`,
+);
 
 try {
   const started = Date.now();
@@ -62,7 +64,11 @@ try {
   );
   await sim.waitForIdle({ timeoutMs: 60_000 });
 
-  const orders = new Map((await (await fetch(`${baseUrl}/orders`)).json() as Array<{ id: string; credits: number; status: string }>).map((o) => [o.id, o]));
+  const orders = new Map(
+    ((await (await fetch(`${baseUrl}/orders`)).json()) as Array<{ id: string; credits: number; status: string }>).map(
+      (o) => [o.id, o],
+    ),
+  );
   const rows = placed.map((p) => {
     const deliveries = sim.deliveries({ paymentId: p.paymentId });
     const order = orders.get(p.orderId);

@@ -11,7 +11,14 @@ const server = createApp(booted).listen(config.port, process.env.HOST ?? '127.0.
   const { port } = server.address() as AddressInfo;
   baseUrl ??= `http://127.0.0.1:${port}`;
   // One JSON line, so scripts (the chaos suite) can read the address.
-  console.log(JSON.stringify({ listening: `http://127.0.0.1:${port}`, notifyUrl: `${baseUrl}/webhooks/service`, database: config.databaseUrl ? 'postgres' : 'pglite', store: config.redisUrl ? 'redis' : 'memory' }));
+  console.log(
+    JSON.stringify({
+      listening: `http://127.0.0.1:${port}`,
+      notifyUrl: `${baseUrl}/webhooks/service`,
+      database: config.databaseUrl ? 'postgres' : 'pglite',
+      store: config.redisUrl ? 'redis' : 'memory',
+    }),
+  );
 });
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -1,7 +1,7 @@
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { type BootedShop, bootShop } from '@service-pay/example-shop-kit';
-import { type Simulator, generateMerchant, startSimulator } from '@service-pay/simulator';
+import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
 
@@ -50,7 +50,8 @@ async function placeOrder(amount: string, tokenSymbol = 'USDT') {
   return (await res.json()) as { order: { id: string }; paymentId: string };
 }
 
-const order = async (id: string) => (await (await fetch(`${shopUrl}/orders/${id}`)).json()) as { status: string; credits: number };
+const order = async (id: string) =>
+  (await (await fetch(`${shopUrl}/orders/${id}`)).json()) as { status: string; credits: number };
 
 describe('express-orders', () => {
   it('credits a paid order once', async () => {
@@ -70,7 +71,11 @@ describe('express-orders', () => {
     ]);
     await sim.waitForIdle();
     for (const p of placed) expect(await order(p.order.id)).toMatchObject({ status: 'PAID', credits: 1 });
-    expect(sim.deliveries({ paymentId: placed[2]!.paymentId })[0]?.attempts.map((a) => a.outcome)).toEqual(['dropped', 'dropped', 'succeeded']);
+    expect(sim.deliveries({ paymentId: placed[2]!.paymentId })[0]?.attempts.map((a) => a.outcome)).toEqual([
+      'dropped',
+      'dropped',
+      'succeeded',
+    ]);
   });
 
   it('rejects an underpayment for good: not credited, and the sender stops at once', async () => {
@@ -98,7 +103,10 @@ describe('express-orders', () => {
     const placed = await placeOrder('5.00');
     const res = await fetch(`${shopUrl}/webhooks/service`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-service-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` },
+      headers: {
+        'content-type': 'application/json',
+        'x-service-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}`,
+      },
       body: JSON.stringify({ event: 'payment.paid', paymentId: placed.paymentId, orderNo: placed.order.id }),
     });
     expect(res.status).toBe(401);

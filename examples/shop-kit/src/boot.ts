@@ -11,7 +11,10 @@ import { createShop } from './shop.js';
  * Wires one shop instance: database, order book, payment client, dedupe store and the webhook options
  * every framework's adapter takes. Frameworks only add routes.
  */
-export async function bootShop(config: ShopConfig, options: { notifyUrl: string | (() => string); logger?: WebhookLogger }) {
+export async function bootShop(
+  config: ShopConfig,
+  options: { notifyUrl: string | (() => string); logger?: WebhookLogger },
+) {
   const db = await openDatabase(config.databaseUrl);
   const book = await OrderBook.open(db, config.tablePrefix);
   const client = createServiceClient({
