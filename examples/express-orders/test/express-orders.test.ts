@@ -5,7 +5,10 @@ import { createApp } from '../src/app.js';
 
 describeShop('express-orders', async (config) => {
   let url = '';
-  const booted = await bootShop(config, { notifyUrl: () => `${url}/webhooks/service`, logger: { warn: () => {}, error: () => {} } });
+  const booted = await bootShop(config, {
+    notifyUrl: () => `${url}/webhooks/service`,
+    logger: { warn: () => {}, error: () => {} },
+  });
   const server = createApp(booted).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

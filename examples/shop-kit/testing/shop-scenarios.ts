@@ -1,4 +1,4 @@
-import { type Simulator, generateMerchant, startSimulator } from '@service-pay/simulator';
+import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ShopConfig } from '../src/index.js';
 
