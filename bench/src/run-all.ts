@@ -4,9 +4,26 @@ import type { TargetCheck } from './harness.js';
  * `pnpm bench`: every benchmark, printed as ratios against baselines run in the same process. Exits 0
  * even when a target is missed (machines are noisy), but says so in the summary.
  */
+// Each package keeps its own benchmark beside its code (its framework and client resolve from there);
+// this runner only gathers them. `pnpm bench core redis` runs a subset.
 const suites: Array<[string, () => Promise<{ run: () => Promise<TargetCheck[]> }>]> = [
   ['core', () => import('./core.bench.js')],
   ['memory', () => import('./memory.bench.js')],
+  ['express', () => import('../../packages/express/bench/express.bench.js')],
+  ['fastify', () => import('../../packages/fastify/bench/fastify.bench.js')],
+  [
+    'redis',
+    async () => {
+      const { run } = await import('../../packages/redis/bench/handler-redis.bench.js');
+      return {
+        run: async () => {
+          const r = await run();
+          const check = { of: 'handler with RedisDedupeStore', over: 'handler with MemoryDedupeStore', atLeast: r.target, ratio: r.ratio, met: r.met };
+          return [check];
+        },
+      };
+    },
+  ],
 ];
 
 const only = process.argv.slice(2);
