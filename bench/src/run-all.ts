@@ -18,7 +18,13 @@ const suites: Array<[string, () => Promise<{ run: () => Promise<TargetCheck[]> }
       return {
         run: async () => {
           const r = await run();
-          const check = { of: 'handler with RedisDedupeStore', over: 'handler with MemoryDedupeStore', atLeast: r.target, ratio: r.ratio, met: r.met };
+          const check = {
+            of: 'handler with RedisDedupeStore',
+            over: 'handler with MemoryDedupeStore',
+            atLeast: r.target,
+            ratio: r.ratio,
+            met: r.met,
+          };
           return [check];
         },
       };
