@@ -24,12 +24,14 @@ const FIX =
 
 const plugin: FastifyPluginAsync<ServiceWebhookOptions> = async (app, options) => {
   const { path, ...handlerOptions } = options;
-  // The core takes one logger per handler; this one finds the current request's `request.log`.
+  // The core takes one logger per handler; this one finds the current request's `request.log`. With Fastify's
+  // logger off (its null logger is its own child) there is nothing to route to: the core's console default
+  // keeps alerts visible, and no AsyncLocalStorage is paid for on every request.
   const currentLog = new AsyncLocalStorage<FastifyBaseLogger>();
-  const handle = createWebhookHandler({
-    ...handlerOptions,
-    logger: handlerOptions.logger ?? requestLogger(currentLog, app.log),
-  });
+  const routeLogs = handlerOptions.logger === undefined && app.log.child({}) !== app.log;
+  const handle = createWebhookHandler(
+    routeLogs ? { ...handlerOptions, logger: requestLogger(currentLog, app.log) } : handlerOptions,
+  );
 
   // fastify-plugin shares this plugin's context with the parent, so the raw-body parser lives one level
   // down: every other route of the app keeps Fastify's JSON parsing.
@@ -37,14 +39,14 @@ const plugin: FastifyPluginAsync<ServiceWebhookOptions> = async (app, options) =
     child.removeAllContentTypeParsers();
     // Hand the untouched stream over: the core checks method and headers before reading a byte of it.
     child.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-    child.all(path, { bodyLimit: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES }, (request, reply) =>
-      currentLog.run(request.log, async () => {
-        const { status, headers, body } = await handle(
-          toWebhookRequest(request.raw, { fix: FIX, body: request.body as NodeBodySource }),
-        );
+    child.all(path, { bodyLimit: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES }, (request, reply) => {
+      const answer = async () => {
+        const webhookRequest = toWebhookRequest(request.raw, { fix: FIX, body: request.body as NodeBodySource });
+        const { status, headers, body } = await handle(webhookRequest);
         return reply.code(status).headers(headers).send(body);
-      }),
-    );
+      };
+      return routeLogs ? currentLog.run(request.log, answer) : answer();
+    });
   });
 };
 

@@ -10,7 +10,7 @@ import {
   samplePaymentPaidEvent,
 } from '@service-pay/core/testing';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serviceWebhook } from '../src/index.js';
 
 const FIX = 'consumed or replaced the body';
@@ -134,10 +134,30 @@ describe('Fastify plugin in its app', () => {
     expect(res.statusCode).toBe(500);
     const line = logs.find((l) => l.msg.startsWith('onPaymentPaid failed'));
     expect(line?.level).toBe(50);
-    expect(line?.reqId).toBe(res.headers['x-request-id'] ?? line?.reqId);
     expect(typeof line?.reqId).toBe('string');
     expect(line?.paymentId).toBe(event.paymentId);
     await app.close();
+  });
+
+  it("falls back to the console when Fastify's logger is off, so alerts are not lost", async () => {
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const app = Fastify();
+      await app.register(serviceWebhook, {
+        path: '/hooks',
+        secret: ADAPTER_SCENARIO_SECRET,
+        onPaymentPaid: () => {
+          throw new Error('boom');
+        },
+      });
+      const { body, headers } = signWebhook({ event: samplePaymentPaidEvent(), secret: ADAPTER_SCENARIO_SECRET });
+      const res = await app.inject({ method: 'POST', url: '/hooks', headers, payload: body });
+      expect(res.statusCode).toBe(500);
+      expect(spy.mock.calls.some(([message]) => String(message).includes('onPaymentPaid failed'))).toBe(true);
+      await app.close();
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('uses options.logger instead when one is given', async () => {
