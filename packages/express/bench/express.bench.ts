@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { serviceWebhook } from '../src/index.js';
-import { type AdapterBenchCheck, BENCH_SECRET, type LoadOptions, compareRoutes, handRolledVerify } from './load.js';
+import { type AdapterBenchCheck, BENCH_SECRET, compareRoutes, handRolledVerify, type LoadOptions } from './load.js';
 
 /**
  * `serviceWebhook()` on Express 5 against a hand-rolled route in the same app (express.raw + createHmac +
@@ -27,7 +27,14 @@ export async function run(options: LoadOptions = {}): Promise<AdapterBenchCheck[
   await once(server, 'listening');
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
-    return [await compareRoutes('Express 5 @service-pay/express', { adapter: `${base}/adapter`, baseline: `${base}/baseline` }, 0.9, options)];
+    return [
+      await compareRoutes(
+        'Express 5 @service-pay/express',
+        { adapter: `${base}/adapter`, baseline: `${base}/baseline` },
+        0.9,
+        options,
+      ),
+    ];
   } finally {
     server.closeAllConnections();
     server.close();

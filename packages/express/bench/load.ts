@@ -72,8 +72,12 @@ export async function compareRoutes(
   const ratio = adapter / baseline;
   const met = ratio >= atLeast;
   console.log(`\n## ${title} (loopback, autocannon, ${connections} connections, ${rounds}x${durationSec} s each)`);
-  console.log(`  adapter route                        ${Math.round(adapter).toLocaleString('en-US').padStart(10)} req/s`);
-  console.log(`  hand-rolled verify route (baseline)  ${Math.round(baseline).toLocaleString('en-US').padStart(10)} req/s`);
+  console.log(
+    `  adapter route                        ${Math.round(adapter).toLocaleString('en-US').padStart(10)} req/s`,
+  );
+  console.log(
+    `  hand-rolled verify route (baseline)  ${Math.round(baseline).toLocaleString('en-US').padStart(10)} req/s`,
+  );
   console.log(`  target: adapter / baseline = ${ratio.toFixed(2)}x (>= ${atLeast}x) ${met ? 'MET' : 'MISSED'}`);
   return { of: `${title}: adapter`, over: `${title}: hand-rolled verify`, atLeast, ratio, met };
 }
@@ -100,5 +104,7 @@ export function handRolledVerify(body: Buffer, header: string | string[] | undef
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
