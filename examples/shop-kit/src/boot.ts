@@ -1,11 +1,20 @@
 import { createServiceClient } from '@service-pay/client';
 import type { HandlerOptions, WebhookLogger } from '@service-pay/core';
-import type { ShopConfig } from './config.js';
-import { creditOnPaymentPaid } from './credit-on-payment-paid.js';
-import { openDatabase } from './database.js';
-import { createDedupeStore } from './dedupe-store.js';
-import { OrderBook } from './orders.js';
-import { createShop } from './shop.js';
+import type { ShopConfig } from './config.ts';
+import { creditOnPaymentPaid } from './credit-on-payment-paid.ts';
+import { openDatabase } from './database.ts';
+import { createDedupeStore, type DedupeStoreHandle } from './dedupe-store.ts';
+import { OrderBook } from './orders.ts';
+import { createShop } from './shop.ts';
+
+/**
+ * The synchronous part of `bootShop`: the shop's dedupe store (Redis when `REDIS_URL` is set, else in
+ * memory). For frameworks that need the webhook options before the shop has booted, such as Next.js's
+ * `export const POST = createRouteHandler(options)`; hand the result to `bootShop` as `dedupe`.
+ */
+export function openShopDedupeStore(config: ShopConfig): DedupeStoreHandle {
+  return createDedupeStore(config.redisUrl, `${config.tablePrefix || 'shop'}:`);
+}
 
 /**
  * Wires one shop instance: database, order book, payment client, dedupe store and the webhook options
@@ -13,7 +22,12 @@ import { createShop } from './shop.js';
  */
 export async function bootShop(
   config: ShopConfig,
-  options: { notifyUrl: string | (() => string); logger?: WebhookLogger },
+  options: {
+    notifyUrl: string | (() => string);
+    logger?: WebhookLogger;
+    /** A store made beforehand with `openShopDedupeStore`; the shop's `close` closes it too. */
+    dedupe?: DedupeStoreHandle;
+  },
 ) {
   const db = await openDatabase(config.databaseUrl);
   const book = await OrderBook.open(db, config.tablePrefix);
@@ -23,7 +37,7 @@ export async function bootShop(
     apiSecret: config.apiSecret,
   });
   const shop = createShop({ book, client, notifyUrl: options.notifyUrl });
-  const { store, close: closeStore } = createDedupeStore(config.redisUrl, `${config.tablePrefix || 'shop'}:`);
+  const { store, close: closeStore } = options.dedupe ?? openShopDedupeStore(config);
   const credit = creditOnPaymentPaid(book, { failureRate: config.failureRate });
   const webhook = {
     secret: config.webhookSecret,

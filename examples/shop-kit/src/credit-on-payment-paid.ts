@@ -4,7 +4,7 @@ import {
   type PaymentPaidEvent,
   PaymentRejectedError,
 } from '@service-pay/core';
-import type { OrderBook } from './orders.js';
+import type { OrderBook } from './orders.ts';
 
 /** What happened to each `payment.paid` the shop handled, for the demo's table and the chaos suite. */
 export interface CreditTally {

@@ -1,7 +1,7 @@
-export { type BootedShop, bootShop } from './boot.js';
-export { readConfig, type ShopConfig } from './config.js';
-export { type CreditTally, creditOnPaymentPaid } from './credit-on-payment-paid.js';
-export { type Database, openDatabase } from './database.js';
-export { createDedupeStore } from './dedupe-store.js';
-export { type Order, OrderBook } from './orders.js';
-export { createShop, type PlacedOrder, type Shop, ShopError } from './shop.js';
+export { type BootedShop, bootShop, openShopDedupeStore } from './boot.ts';
+export { readConfig, type ShopConfig } from './config.ts';
+export { type CreditTally, creditOnPaymentPaid } from './credit-on-payment-paid.ts';
+export { type Database, openDatabase } from './database.ts';
+export { createDedupeStore, type DedupeStoreHandle } from './dedupe-store.ts';
+export { type Order, OrderBook } from './orders.ts';
+export { createShop, type PlacedOrder, type Shop, ShopError } from './shop.ts';

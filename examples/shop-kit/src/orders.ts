@@ -1,4 +1,4 @@
-import type { Database } from './database.js';
+import type { Database } from './database.ts';
 
 /** An order of the example shop. */
 export interface Order {

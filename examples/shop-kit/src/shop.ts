@@ -1,9 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { checkPaymentInput, type ServiceClient } from '@service-pay/client';
-import type { Order, OrderBook } from './orders.js';
+import type { Order, OrderBook } from './orders.ts';
+
+const SHOP_ERROR = Symbol.for('@service-pay/example-shop-kit/ShopError');
 
 /** A refused order request, with the HTTP status the routes answer. */
 export class ShopError extends Error {
+  // A brand instead of prototype identity, as the core's errors do: Next.js bundles a copy of this module
+  // into each route and page, and the copy that booted the shop may not be the one that catches its error.
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[SHOP_ERROR] === true;
+  }
+  override readonly name = 'ShopError';
+
   constructor(
     readonly status: number,
     readonly code: string,
@@ -12,6 +21,8 @@ export class ShopError extends Error {
     super(message);
   }
 }
+
+Object.defineProperty(ShopError.prototype, SHOP_ERROR, { value: true });
 
 export interface PlacedOrder {
   order: Order;

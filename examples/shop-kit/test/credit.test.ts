@@ -1,7 +1,7 @@
 import { type PaymentPaidContext, PaymentRejectedError } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { creditOnPaymentPaid, type Database, OrderBook, openDatabase } from '../src/index.js';
+import { creditOnPaymentPaid, type Database, OrderBook, openDatabase } from '../src/index.ts';
 
 let db: Database;
 let book: OrderBook;

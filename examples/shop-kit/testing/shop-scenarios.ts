@@ -1,6 +1,6 @@
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ShopConfig } from '../src/index.js';
+import type { ShopConfig } from '../src/index.ts';
 
 /** A running example shop, however its framework starts it. */
 export interface RunningShop {
