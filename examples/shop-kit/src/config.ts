@@ -24,7 +24,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ShopConfig {
   );
   if (missing.length > 0) {
     throw new Error(
-      `Missing environment variables: ${missing.join(', ')}. Start the simulator (pnpm service-pay simulate) to get them.`,
+      `Missing environment variables: ${missing.join(', ')}. Start the simulator (`pnpm service-pay simulate` at the repository root) to get them.`,
     );
   }
   const failureRate = Number(env.SHOP_CHAOS_FAILURE_RATE ?? 0);
