@@ -1,11 +1,4 @@
 import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.shared.js';
 
-// One Node bundle per module format. Core and express stay external: the app's own copies are used.
-export default defineConfig({
-  entry: { index: 'src/index.ts' },
-  format: ['esm', 'cjs'],
-  dts: true,
-  platform: 'node',
-  target: 'node20',
-  clean: true,
-});
+export default defineConfig(packageBuild());

@@ -1,12 +1,4 @@
 import { defineConfig } from 'tsup';
+import { packageBuild } from '../../tsup.shared.js';
 
-// One Node bundle per module format. ioredis and core stay external: they are peers, so the app's own
-// copies (and its single ioredis connection pool) are the ones used.
-export default defineConfig({
-  entry: { index: 'src/index.ts' },
-  format: ['esm', 'cjs'],
-  dts: true,
-  platform: 'node',
-  target: 'node20',
-  clean: true,
-});
+export default defineConfig(packageBuild());
