@@ -3,7 +3,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { serviceWebhook } from '../src/index.js';
-import { type AdapterBenchCheck, BENCH_SECRET, compareRoutes, handRolledVerify, type LoadOptions } from './load.js';
+import {
+  type AdapterBenchCheck,
+  BENCH_SECRET,
+  type BenchApp,
+  compareRoutes,
+  handRolledVerify,
+  type LoadOptions,
+} from './load.js';
 
 /**
  * `serviceWebhook()` on Express 5 against a hand-rolled route in the same app (express.raw + createHmac +
@@ -11,6 +18,10 @@ import { type AdapterBenchCheck, BENCH_SECRET, compareRoutes, handRolledVerify, 
  * uses the default in-memory dedupe store, so each request is a first delivery claimed and completed.
  */
 export async function run(options: LoadOptions = {}): Promise<AdapterBenchCheck[]> {
+  return [await compareRoutes('Express 5 @service-pay/express', startApp, 0.9, options)];
+}
+
+async function startApp(): Promise<BenchApp> {
   const app = express();
   app.post('/adapter', serviceWebhook({ secret: BENCH_SECRET, onPaymentPaid: () => {} }));
   app.post('/baseline', express.raw({ type: 'application/json', limit: 64 * 1024 }), (req, res) => {
@@ -26,17 +37,12 @@ export async function run(options: LoadOptions = {}): Promise<AdapterBenchCheck[
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  try {
-    return [
-      await compareRoutes(
-        'Express 5 @service-pay/express',
-        { adapter: `${base}/adapter`, baseline: `${base}/baseline` },
-        0.9,
-        options,
-      ),
-    ];
-  } finally {
-    server.closeAllConnections();
-    server.close();
-  }
+  return {
+    adapter: `${base}/adapter`,
+    baseline: `${base}/baseline`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

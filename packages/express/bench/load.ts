@@ -1,16 +1,16 @@
+import { fork } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 
 /**
- * Loopback load for the adapter benchmarks: autocannon in its own worker thread (so the server under test
- * keeps a core to itself on a 2-core machine), every request a freshly signed delivery of a new payment.
- * Shared by the Express and the Fastify benchmark.
+ * Loopback load for the adapter benchmarks: autocannon in a process of its own (so the server under test keeps
+ * a core to itself on a 2-core machine, and its CPU time is its own), every request a freshly signed delivery
+ * of a new payment. Shared by the Express and the Fastify benchmark.
  */
 
 const require = createRequire(import.meta.url);
-const SETUP_REQUEST = fileURLToPath(new URL('./signed-request.cjs', import.meta.url));
+const LOAD_RUNNER = fileURLToPath(new URL('./load-runner.mjs', import.meta.url));
 /** The secret `signed-request.cjs` signs with. */
 export const BENCH_SECRET: string = (require('./signed-request.cjs') as { SECRET: string }).SECRET;
 
@@ -24,61 +24,102 @@ export interface AdapterBenchCheck {
 }
 
 export interface LoadOptions {
-  /** Seconds per measured run. Default 5. */
+  /** Seconds per measured run. Default 3. */
   durationSec?: number;
-  /** Measured runs per route, interleaved ABBA so drift hits both alike. Default 2. */
+  /** Measured runs per route, interleaved ABBA so drift hits both alike. Default 4. */
   rounds?: number;
   connections?: number;
 }
 
-/** Requests/s of one route under loopback load; throws if any answer was not 2xx. */
-export async function requestsPerSecond(url: string, durationSec: number, connections: number): Promise<number> {
-  const result = await autocannon({
-    url,
-    connections,
-    duration: durationSec,
-    workers: 1,
-    // A file path, not a function: functions cannot cross into autocannon's worker thread.
-    requests: [{ method: 'POST', setupRequest: SETUP_REQUEST as unknown as autocannon.Request['setupRequest'] }],
-  } as autocannon.Options);
-  if (result.non2xx > 0 || result.errors > 0) {
-    throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors under load`);
-  }
-  return result.requests.average;
+export interface RouteLoad {
+  requestsPerSec: number;
+  /** This process's CPU time per request: steadier than requests/s on a shared machine. */
+  cpuMicrosPerRequest: number;
 }
 
 /**
- * Measures `adapter` and `baseline` (full URLs) in interleaved rounds after a 1 s warm-up of each, prints
- * requests/s and their ratio, and returns the ratio checked against `atLeast`.
+ * Loads one route (a full URL) from a forked autocannon process and measures requests/s and this process's
+ * CPU per request; throws if any answer was not 2xx.
+ */
+export async function loadRoute(url: string, durationSec: number, connections: number): Promise<RouteLoad> {
+  const child = fork(LOAD_RUNNER, [url, String(durationSec), String(connections)], { execArgv: [] });
+  let cpuAtStart = process.cpuUsage();
+  const done = new Promise<LoadResult>((resolve, reject) => {
+    child.on('message', (message: { type: 'start' } | LoadResult) => {
+      if (message.type === 'start') cpuAtStart = process.cpuUsage();
+      else resolve(message);
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`the load generator exited (${code}) before reporting`)));
+  });
+  const result = await done;
+  const cpu = process.cpuUsage(cpuAtStart);
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${url}: ${result.non2xx} non-2xx answers and ${result.errors} errors under load`);
+  }
+  return { requestsPerSec: result.average, cpuMicrosPerRequest: (cpu.user + cpu.system) / result.total };
+}
+
+interface LoadResult {
+  type: 'done';
+  total: number;
+  average: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** A freshly started app serving both routes; `close` stops it. */
+export interface BenchApp {
+  adapter: string;
+  baseline: string;
+  close: () => Promise<void>;
+}
+
+/**
+ * Measures the adapter and the baseline route in interleaved rounds (ABBA) after a 1 s warm-up of each, on
+ * a fresh app per run: the adapter's default in-memory store then holds one run's deliveries, as it would
+ * in a merchant's app, rather than the whole benchmark's. Prints requests/s, CPU per request and their ratios,
+ * and returns the requests/s ratio checked against `atLeast`.
  */
 export async function compareRoutes(
   title: string,
-  routes: { adapter: string; baseline: string },
+  start: () => Promise<BenchApp>,
   atLeast: number,
   options: LoadOptions = {},
 ): Promise<AdapterBenchCheck> {
-  const durationSec = options.durationSec ?? 5;
-  const rounds = options.rounds ?? 2;
+  const durationSec = options.durationSec ?? 3;
+  const rounds = options.rounds ?? 4;
   const connections = options.connections ?? 20;
-  await requestsPerSecond(routes.adapter, 1, connections);
-  await requestsPerSecond(routes.baseline, 1, connections);
-  const samples = { adapter: [] as number[], baseline: [] as number[] };
+  const measure = async (name: 'adapter' | 'baseline', seconds: number) => {
+    const app = await start();
+    try {
+      return await loadRoute(app[name], seconds, connections);
+    } finally {
+      await app.close();
+    }
+  };
+  await measure('adapter', 1);
+  await measure('baseline', 1);
+  const samples = { adapter: [] as RouteLoad[], baseline: [] as RouteLoad[] };
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 === 0 ? (['adapter', 'baseline'] as const) : (['baseline', 'adapter'] as const);
-    for (const name of order) samples[name].push(await requestsPerSecond(routes[name], durationSec, connections));
+    for (const name of order) samples[name].push(await measure(name, durationSec));
   }
-  const adapter = median(samples.adapter);
-  const baseline = median(samples.baseline);
-  const ratio = adapter / baseline;
+  const rps = (name: 'adapter' | 'baseline') => median(samples[name].map((s) => s.requestsPerSec));
+  const cpu = (name: 'adapter' | 'baseline') => median(samples[name].map((s) => s.cpuMicrosPerRequest));
+  const ratio = rps('adapter') / rps('baseline');
   const met = ratio >= atLeast;
-  console.log(`\n## ${title} (loopback, autocannon, ${connections} connections, ${rounds}x${durationSec} s each)`);
+  const line = (label: string, name: 'adapter' | 'baseline') =>
+    console.log(
+      `  ${label.padEnd(36)} ${Math.round(rps(name)).toLocaleString('en-US').padStart(10)} req/s ${cpu(name).toFixed(1).padStart(8)} us CPU/req`,
+    );
   console.log(
-    `  adapter route                        ${Math.round(adapter).toLocaleString('en-US').padStart(10)} req/s`,
+    `\n## ${title} (loopback, autocannon in its own process, ${connections} connections, ${rounds}x${durationSec} s each)`,
   );
-  console.log(
-    `  hand-rolled verify route (baseline)  ${Math.round(baseline).toLocaleString('en-US').padStart(10)} req/s`,
-  );
-  console.log(`  target: adapter / baseline = ${ratio.toFixed(2)}x (>= ${atLeast}x) ${met ? 'MET' : 'MISSED'}`);
+  line('adapter route', 'adapter');
+  line('hand-rolled verify route (baseline)', 'baseline');
+  console.log(`  CPU per request: baseline / adapter = ${(cpu('baseline') / cpu('adapter')).toFixed(2)}x`);
+  console.log(`  target: adapter / baseline req/s = ${ratio.toFixed(2)}x (>= ${atLeast}x) ${met ? 'MET' : 'MISSED'}`);
   return { of: `${title}: adapter`, over: `${title}: hand-rolled verify`, atLeast, ratio, met };
 }
 

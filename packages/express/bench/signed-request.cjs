@@ -1,4 +1,4 @@
-// autocannon `setupRequest` (run in autocannon's worker thread, hence CommonJS by file path): every request
+// autocannon `setupRequest`, loaded by load-runner.mjs (plain CommonJS, no TypeScript loader there): every request
 // carries a freshly signed delivery of a new payment, so the adapter measures first deliveries, not duplicates.
 const { signWebhook } = require('@service-pay/core');
 const { threadId } = require('node:worker_threads');

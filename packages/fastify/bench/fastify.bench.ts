@@ -2,6 +2,7 @@ import Fastify from 'fastify';
 import {
   type AdapterBenchCheck,
   BENCH_SECRET,
+  type BenchApp,
   compareRoutes,
   handRolledVerify,
   type LoadOptions,
@@ -15,6 +16,10 @@ import { serviceWebhook } from '../src/index.js';
  * dedupe store, so each request is a first delivery claimed and completed.
  */
 export async function run(options: LoadOptions = {}): Promise<AdapterBenchCheck[]> {
+  return [await compareRoutes('Fastify 5 @service-pay/fastify', startApp, 0.9, options)];
+}
+
+async function startApp(): Promise<BenchApp> {
   const app = Fastify();
   await app.register(serviceWebhook, { path: '/adapter', secret: BENCH_SECRET, onPaymentPaid: () => {} });
   await app.register(async (scope) => {
@@ -33,16 +38,5 @@ export async function run(options: LoadOptions = {}): Promise<AdapterBenchCheck[
     });
   });
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
-  try {
-    return [
-      await compareRoutes(
-        'Fastify 5 @service-pay/fastify',
-        { adapter: `${base}/adapter`, baseline: `${base}/baseline` },
-        0.9,
-        options,
-      ),
-    ];
-  } finally {
-    await app.close();
-  }
+  return { adapter: `${base}/adapter`, baseline: `${base}/baseline`, close: () => app.close() };
 }
