@@ -6,6 +6,11 @@ import type { RawBody } from '../raw-body.js';
 /**
  * The parts of a Node request (`http.IncomingMessage`, Express's `req`, Fastify's `request.raw`, a Next.js
  * Pages API `req`) that reading a webhook needs, plus the body fields frameworks and middleware leave on it.
+ *
+ * @example
+ * ```ts
+ * const req: NodeRequestLike = expressRequest; // or an http.IncomingMessage, a Pages API req, ...
+ * ```
  */
 export interface NodeRequestLike {
   method?: string | undefined;
@@ -26,6 +31,11 @@ export interface NodeRequestLike {
 /**
  * What `readNodeBody` reads from: a Node request (or any readable stream standing for its body), or whatever
  * a framework left in place of the body: bytes are used as they are, a parsed object is refused.
+ *
+ * @example
+ * ```ts
+ * const source: NodeBodySource = fastifyRequest.body as NodeBodySource; // the stream its parser handed over
+ * ```
  */
 export type NodeBodySource = NodeRequestLike | RawBody | object | null | undefined;
 

@@ -3,7 +3,14 @@ import { signWebhook } from '../sign.js';
 import type { ConformanceCase } from './conformance.js';
 import { samplePaymentPaidEvent } from './sample-event.js';
 
-/** The secret every adapter under test is configured with. */
+/**
+ * The secret every adapter under test is configured with.
+ *
+ * @example
+ * ```ts
+ * app.post('/webhook', serviceWebhook({ secret: ADAPTER_SCENARIO_SECRET, onPaymentPaid: recorder.onPaymentPaid }));
+ * ```
+ */
 export const ADAPTER_SCENARIO_SECRET = 'whsec_adapter_scenarios_0123456789abcdef';
 
 /**
