@@ -1,3 +1,4 @@
+import { bodyTooLarge, concatBytes } from './body-limit.js';
 import { WebhookError } from './errors.js';
 import { createWebhookHandler } from './handler.js';
 import type { HandlerOptions } from './handler-options.js';
@@ -26,8 +27,17 @@ export function createFetchHandler(options: HandlerOptions): (request: Request) 
   };
 }
 
-/** Reads a fetch body chunk by chunk and stops, cancelling the stream, as soon as it passes `maxBytes`. */
+/**
+ * Reads a fetch body chunk by chunk and stops, cancelling the stream, as soon as it passes `maxBytes`. A
+ * body someone already read is RAW_BODY_UNAVAILABLE, not an empty body that would fail as a bad signature.
+ */
 export async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
+  if (request.bodyUsed) {
+    throw new WebhookError(
+      'RAW_BODY_UNAVAILABLE',
+      'The request body was already read before the webhook handler got it. Hand the request over untouched: no request.json(), request.text() or request.formData() first.',
+    );
+  }
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -37,17 +47,11 @@ export async function readLimited(request: Request, maxBytes: number): Promise<U
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw new WebhookError('BODY_TOO_LARGE', `The body is over the ${maxBytes}-byte limit (maxBodyBytes).`);
+      // Not awaited: on some runtimes (Next.js's Edge) cancel() never settles, and the 413 must go out.
+      reader.cancel().catch(() => {});
+      throw bodyTooLarge(maxBytes);
     }
     chunks.push(value);
   }
-  if (chunks.length === 1) return chunks[0] as Uint8Array;
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return concatBytes(chunks, total);
 }

@@ -1,4 +1,5 @@
 import { cryptoBackend } from '#crypto';
+import { bodyTooLarge } from './body-limit.js';
 import { PaymentRejectedError, WebhookError } from './errors.js';
 import type { PaymentPaidEvent } from './event.js';
 import { fingerprintOf } from './fingerprint.js';
@@ -101,11 +102,11 @@ async function handleDelivery(
     throw new WebhookError('UNSUPPORTED_MEDIA_TYPE', 'Webhooks are sent with Content-Type: application/json.');
   }
   const declaredLength = readHeader(headers, 'content-length', 'UNSUPPORTED_MEDIA_TYPE');
-  if (declaredLength !== undefined && Number(declaredLength) > o.maxBodyBytes) throw tooLarge(o.maxBodyBytes);
+  if (declaredLength !== undefined && Number(declaredLength) > o.maxBodyBytes) throw bodyTooLarge(o.maxBodyBytes);
 
   const raw = typeof request.rawBody === 'function' ? await request.rawBody(o.maxBodyBytes) : request.rawBody;
   const body = toRawBytes(raw);
-  if (exceedsBytes(body, o.maxBodyBytes)) throw tooLarge(o.maxBodyBytes);
+  if (exceedsBytes(body, o.maxBodyBytes)) throw bodyTooLarge(o.maxBodyBytes);
 
   const { event, deliveryId, timestamp } = await verifyResolved({ rawBody: body, headers }, o.verify);
   const key = o.dedupeKey(event);
@@ -225,8 +226,4 @@ async function completeOrLog(
       'Handled, but completion was not recorded (lease lost or store down); a retry may run the handler again',
     );
   }
-}
-
-function tooLarge(limit: number): WebhookError {
-  return new WebhookError('BODY_TOO_LARGE', `The body is over the ${limit}-byte limit (maxBodyBytes).`);
 }

@@ -50,3 +50,17 @@ describe('createFetchHandler', () => {
     expect(res.headers.get('allow')).toBe('POST');
   });
 });
+
+describe('createFetchHandler with a body already read', () => {
+  it('answers RAW_BODY_UNAVAILABLE at once, with the fix, instead of failing as a bad signature', async () => {
+    const handle = createFetchHandler({ secret: SECRET, onPaymentPaid: () => {} });
+    const { body, headers } = signWebhook({ event: samplePaymentPaidEvent(), secret: SECRET });
+    const request = new Request('http://localhost/', { method: 'POST', body, headers });
+    await request.json();
+    const res = await handle(request);
+    expect(res.status).toBe(500);
+    const answer = (await res.json()) as { error: string; message: string };
+    expect(answer.error).toBe('RAW_BODY_UNAVAILABLE');
+    expect(answer.message).toMatch(/no request\.json\(\)/);
+  });
+});

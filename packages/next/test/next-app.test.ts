@@ -110,7 +110,7 @@ afterAll(async () => {
   await new Promise((resolve) => recorderServer?.close(resolve));
 });
 
-const APP_FIX = 'Pass the request to the handler before reading it';
+const APP_FIX = 'Hand the request over untouched: no request.json()';
 const PAGES_FIX = 'export const config = { api: { bodyParser: false } }';
 // An App Router route exports POST only, so Next.js itself answers a GET (405). Under `next start` the Edge
 // runtime sends no answer before the request body has fully arrived, whatever the route does.

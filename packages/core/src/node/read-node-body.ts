@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { bodyTooLarge, concatBytes } from '../body-limit.js';
 import { WebhookError } from '../errors.js';
 import type { WebhookRequest } from '../handler.js';
 import type { RawBody } from '../raw-body.js';
@@ -21,8 +22,13 @@ export interface NodeRequestLike {
   body?: unknown;
   /** The exact bytes, as kept by some platforms and `verify` hooks (Google Cloud Functions, fastify-raw-body). */
   rawBody?: unknown;
+  /** `http.IncomingMessage`: the parser has received the whole body (it may still sit in the stream's buffer). */
+  complete?: boolean;
   readableEnded?: boolean;
   readableDidRead?: boolean;
+  readableFlowing?: boolean | null;
+  readableLength?: number;
+  read?(): Uint8Array | string | null;
   on(event: string, listener: (...args: never[]) => void): unknown;
   removeListener(event: string, listener: (...args: never[]) => void): unknown;
   resume(): unknown;
@@ -113,6 +119,15 @@ export function readNodeBody(
         : 'the body was already parsed into an object';
     return Promise.reject(unavailable(`${what} before this handler ran`, options));
   }
+  // Usually the whole body arrived with the headers and waits in the stream's buffer: one read() takes it,
+  // without a round of 'data'/'end' events (a few microseconds per request under load).
+  if (req.complete === true && req.readableFlowing !== true && typeof req.read === 'function') {
+    if ((req.readableLength ?? 0) > maxBytes) {
+      req.resume();
+      return Promise.reject(bodyTooLarge(maxBytes));
+    }
+    return Promise.resolve(req.read() ?? new Uint8Array(0));
+  }
   return new Promise<RawBody>((resolve, reject) => {
     const chunks: Uint8Array[] = [];
     let total = 0;
@@ -124,14 +139,14 @@ export function readNodeBody(
         chunks.length = 0;
         // Keep draining without listeners: memory stays flat and a keep-alive connection stays usable.
         req.resume();
-        reject(new WebhookError('BODY_TOO_LARGE', `The body is over the ${maxBytes}-byte limit (maxBodyBytes).`));
+        reject(bodyTooLarge(maxBytes));
         return;
       }
       chunks.push(bytes);
     };
     const onEnd = () => {
       cleanup();
-      resolve(chunks.length === 1 ? (chunks[0] as Uint8Array) : concat(chunks, total));
+      resolve(concatBytes(chunks, total));
     };
     const onError = (error: unknown) => {
       cleanup();
@@ -197,14 +212,4 @@ function unavailable(what: string, options: ReadNodeBodyOptions): WebhookError {
     'RAW_BODY_UNAVAILABLE',
     `The signature is computed over the exact raw body, but ${what}. ${options.fix ?? DEFAULT_FIX}`,
   );
-}
-
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }
