@@ -68,59 +68,70 @@ interface LoadResult {
   errors: number;
 }
 
-/** A freshly started app serving both routes; `close` stops it. */
+/** A freshly started app serving the compared routes (name -> full URL); `close` stops it. */
 export interface BenchApp {
-  adapter: string;
-  baseline: string;
+  urls: Record<string, string>;
   close: () => Promise<void>;
 }
 
+/** A ratio of requests/s to check: `of` / `over` (route names) must be at least `atLeast`. */
+export interface RouteTarget {
+  of: string;
+  over: string;
+  atLeast: number;
+}
+
 /**
- * Measures the adapter and the baseline route in interleaved rounds (ABBA) after a 1 s warm-up of each, on
- * a fresh app per run: the adapter's default in-memory store then holds one run's deliveries, as it would
- * in a merchant's app, rather than the whole benchmark's. Prints requests/s, CPU per request and their ratios,
- * and returns the requests/s ratio checked against `atLeast`.
+ * Measures every route of the app in interleaved rounds (the order reversed every other round) after a 1 s
+ * warm-up of each, on a fresh app per run: the adapter's default in-memory store then holds one run's
+ * deliveries, as in a merchant's app, rather than the whole benchmark's. Prints requests/s and CPU per
+ * request per route, and returns each target's requests/s ratio.
  */
 export async function compareRoutes(
   title: string,
   start: () => Promise<BenchApp>,
-  atLeast: number,
+  targets: RouteTarget[],
   options: LoadOptions = {},
-): Promise<AdapterBenchCheck> {
+): Promise<AdapterBenchCheck[]> {
   const durationSec = options.durationSec ?? 3;
   const rounds = options.rounds ?? 4;
   const connections = options.connections ?? 20;
-  const measure = async (name: 'adapter' | 'baseline', seconds: number) => {
+  const measure = async (name: string, seconds: number) => {
     const app = await start();
     try {
-      return await loadRoute(app[name], seconds, connections);
+      return await loadRoute(app.urls[name] as string, seconds, connections);
     } finally {
       await app.close();
     }
   };
-  await measure('adapter', 1);
-  await measure('baseline', 1);
-  const samples = { adapter: [] as RouteLoad[], baseline: [] as RouteLoad[] };
+  const probe = await start();
+  const names = Object.keys(probe.urls);
+  await probe.close();
+  for (const name of names) await measure(name, 1);
+  const samples = new Map<string, RouteLoad[]>(names.map((name) => [name, []]));
   for (let r = 0; r < rounds; r++) {
-    const order = r % 2 === 0 ? (['adapter', 'baseline'] as const) : (['baseline', 'adapter'] as const);
-    for (const name of order) samples[name].push(await measure(name, durationSec));
+    for (const name of r % 2 === 0 ? names : [...names].reverse()) {
+      samples.get(name)?.push(await measure(name, durationSec));
+    }
   }
-  const rps = (name: 'adapter' | 'baseline') => median(samples[name].map((s) => s.requestsPerSec));
-  const cpu = (name: 'adapter' | 'baseline') => median(samples[name].map((s) => s.cpuMicrosPerRequest));
-  const ratio = rps('adapter') / rps('baseline');
-  const met = ratio >= atLeast;
-  const line = (label: string, name: 'adapter' | 'baseline') =>
-    console.log(
-      `  ${label.padEnd(36)} ${Math.round(rps(name)).toLocaleString('en-US').padStart(10)} req/s ${cpu(name).toFixed(1).padStart(8)} us CPU/req`,
-    );
+  const rps = (name: string) => median((samples.get(name) ?? []).map((s) => s.requestsPerSec));
+  const cpu = (name: string) => median((samples.get(name) ?? []).map((s) => s.cpuMicrosPerRequest));
   console.log(
-    `\n## ${title} (loopback, autocannon in its own process, ${connections} connections, ${rounds}x${durationSec} s each)`,
+    `\n## ${title} (loopback, autocannon in its own process, ${connections} connections, ${rounds}x${durationSec} s per route)`,
   );
-  line('adapter route', 'adapter');
-  line('hand-rolled verify route (baseline)', 'baseline');
-  console.log(`  CPU per request: baseline / adapter = ${(cpu('baseline') / cpu('adapter')).toFixed(2)}x`);
-  console.log(`  target: adapter / baseline req/s = ${ratio.toFixed(2)}x (>= ${atLeast}x) ${met ? 'MET' : 'MISSED'}`);
-  return { of: `${title}: adapter`, over: `${title}: hand-rolled verify`, atLeast, ratio, met };
+  for (const name of names) {
+    console.log(
+      `  ${name.padEnd(44)} ${Math.round(rps(name)).toLocaleString('en-US').padStart(10)} req/s ${cpu(name).toFixed(1).padStart(8)} us CPU/req`,
+    );
+  }
+  return targets.map((t) => {
+    const ratio = rps(t.of) / rps(t.over);
+    const met = ratio >= t.atLeast;
+    console.log(
+      `  target: ${t.of} / ${t.over} = ${ratio.toFixed(2)}x req/s, ${(cpu(t.over) / cpu(t.of)).toFixed(2)}x CPU/req (>= ${t.atLeast}x) ${met ? 'MET' : 'MISSED'}`,
+    );
+    return { of: `${title}: ${t.of}`, over: `${title}: ${t.over}`, atLeast: t.atLeast, ratio, met };
+  });
 }
 
 /**
