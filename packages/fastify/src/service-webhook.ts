@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createWebhookHandler, type HandlerOptions, type WebhookLogger } from '@service-pay/core';
 import { type NodeBodySource, toWebhookRequest } from '@service-pay/core/node';
-import type { FastifyBaseLogger, FastifyPluginAsync } from 'fastify';
+import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 
 /**
@@ -39,14 +39,16 @@ const plugin: FastifyPluginAsync<ServiceWebhookOptions> = async (app, options) =
     child.removeAllContentTypeParsers();
     // Hand the untouched stream over: the core checks method and headers before reading a byte of it.
     child.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-    child.all(path, { bodyLimit: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES }, (request, reply) => {
-      const answer = async () => {
-        const webhookRequest = toWebhookRequest(request.raw, { fix: FIX, body: request.body as NodeBodySource });
-        const { status, headers, body } = await handle(webhookRequest);
-        return reply.code(status).headers(headers).send(body);
-      };
-      return routeLogs ? currentLog.run(request.log, answer) : answer();
-    });
+    const answer = async (request: FastifyRequest, reply: FastifyReply) => {
+      const webhookRequest = toWebhookRequest(request.raw, { fix: FIX, body: request.body as NodeBodySource });
+      const { status, headers, body } = await handle(webhookRequest);
+      return reply.code(status).headers(headers).send(body);
+    };
+    child.all(
+      path,
+      { bodyLimit: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES },
+      routeLogs ? (request, reply) => currentLog.run(request.log, () => answer(request, reply)) : answer,
+    );
   });
 };
 
