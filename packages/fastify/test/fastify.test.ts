@@ -139,6 +139,41 @@ describe('Fastify plugin in its app', () => {
     await app.close();
   });
 
+  it('keeps each log line with its own request when deliveries interleave', async () => {
+    const logs: LogLine[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        logs.push(JSON.parse(String(chunk)) as LogLine);
+        done();
+      },
+    });
+    const app = Fastify({ logger: { level: 'warn', stream }, genReqId: (req) => String(req.headers['x-test-id']) });
+    await app.register(serviceWebhook, {
+      path: '/hooks',
+      secret: ADAPTER_SCENARIO_SECRET,
+      onPaymentPaid: async () => {
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
+        throw new Error('boom');
+      },
+    });
+    const events = Array.from({ length: 8 }, () => samplePaymentPaidEvent());
+    await Promise.all(
+      events.map((event) => {
+        const { body, headers } = signWebhook({ event, secret: ADAPTER_SCENARIO_SECRET });
+        return app.inject({
+          method: 'POST',
+          url: '/hooks',
+          headers: { ...headers, 'x-test-id': event.paymentId },
+          payload: body,
+        });
+      }),
+    );
+    const failures = logs.filter((l) => l.msg.startsWith('onPaymentPaid failed'));
+    expect(failures).toHaveLength(8);
+    for (const line of failures) expect(line.reqId).toBe(line.paymentId);
+    await app.close();
+  });
+
   it("falls back to the console when Fastify's logger is off, so alerts are not lost", async () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
