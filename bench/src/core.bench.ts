@@ -99,6 +99,23 @@ export async function run(): Promise<TargetCheck[]> {
       },
     },
     {
+      // A store at its maxEntries bound evicts on every claim; this must cost no more than the above.
+      name: 'handler, memory store full (maxEntries 20,000), fresh keys',
+      setup: () => {
+        handle = createWebhookHandler({
+          secret: SECRET,
+          store: new MemoryDedupeStore({ maxEntries: 20_000 }),
+          onPaymentPaid: () => {},
+        });
+        next = 0;
+      },
+      maxOpsPerRound: pool.length,
+      fn: () => {
+        const d = pool[next++] as (typeof pool)[number];
+        return handle({ method: 'POST', headers: d.headers, rawBody: d.body });
+      },
+    },
+    {
       name: 'handler, memory store, duplicates',
       fn: () => duplicateHandler({ method: 'POST', headers: one.headers, rawBody: one.body }),
     },

@@ -108,7 +108,9 @@ async function handleDelivery(
   const body = toRawBytes(raw);
   if (exceedsBytes(body, o.maxBodyBytes)) throw bodyTooLarge(o.maxBodyBytes);
 
-  const { event, deliveryId, timestamp } = await verifyResolved({ rawBody: body, headers }, o.verify);
+  let verified = verifyResolved({ rawBody: body, headers }, o.verify);
+  if (verified instanceof Promise) verified = await verified;
+  const { event, deliveryId, timestamp } = verified;
   const key = o.dedupeKey(event);
   const fingerprint = fingerprintOf(event);
   const token = cryptoBackend.randomToken();

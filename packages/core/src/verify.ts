@@ -4,7 +4,7 @@ import { WebhookError } from './errors.js';
 import { assertPaymentPaidEvent, PAYMENT_PAID, type PaymentPaidEvent } from './event.js';
 import { HEADER, type HeadersInput, readHeader } from './headers.js';
 import { type RawBody, toRawBytes } from './raw-body.js';
-import { parseSignatureHeader } from './signature-header.js';
+import { assertWellFormed, type ParsedSignatureHeader, parseSignatureHeader } from './signature-header.js';
 
 /**
  * Options for `verifyWebhook`.
@@ -101,19 +101,40 @@ export async function verifyWebhook(
   return verifyResolved(input, resolveVerifyOptions(options));
 }
 
-/** `verifyWebhook` with options resolved once by the caller (the handler's hot path). */
-export async function verifyResolved(
+/**
+ * `verifyWebhook` with options resolved once by the caller (the handler's hot path). Synchronous when the
+ * crypto backend is (node:crypto): it then returns the delivery or throws, and costs no promise at all;
+ * with Web Crypto it returns a promise. Either way only `WebhookError` is thrown or rejected.
+ */
+export function verifyResolved(
   input: { rawBody: unknown; headers: HeadersInput },
   options: ResolvedVerifyOptions,
-): Promise<VerifiedDelivery> {
+): VerifiedDelivery | Promise<VerifiedDelivery> {
   if (input === null || typeof input !== 'object' || input.headers === null || typeof input.headers !== 'object') {
     throw new WebhookError('MISSING_SIGNATURE', 'verifyWebhook needs { rawBody, headers }; headers were not given.');
   }
   const body = toRawBytes(input.rawBody);
   const { headers } = input;
   const header = parseSignatureHeader(readHeader(headers, HEADER.signature, 'MALFORMED_SIGNATURE'));
+  const expected: Array<string | Promise<string>> = [];
+  let pending = false;
+  for (const secret of options.secrets) {
+    const digest = cryptoBackend.signPayload(secret, header.timestampText, body);
+    if (typeof digest !== 'string') pending = true;
+    expected.push(digest);
+  }
+  if (!pending) return afterSignature(expected as string[], header, body, headers, options);
+  return Promise.all(expected).then((hex) => afterSignature(hex, header, body, headers, options));
+}
 
-  await checkSignature(options.secrets, header.timestampText, header.signatures, body);
+function afterSignature(
+  expected: readonly string[],
+  header: ParsedSignatureHeader,
+  body: Uint8Array | string,
+  headers: HeadersInput,
+  options: ResolvedVerifyOptions,
+): VerifiedDelivery {
+  checkSignature(expected, header, options.secrets);
 
   const skewSec = Math.abs(options.now() / 1000 - header.timestamp);
   if (skewSec > options.toleranceSec) {
@@ -156,19 +177,14 @@ export async function verifyResolved(
   return { event: parsed, deliveryId, timestamp: header.timestamp };
 }
 
-async function checkSignature(
-  secrets: readonly string[],
-  timestampText: string,
-  signatures: readonly string[],
-  body: Uint8Array | string,
-): Promise<void> {
-  for (const secret of secrets) {
-    let expected = cryptoBackend.signPayload(secret, timestampText, body);
-    if (typeof expected !== 'string') expected = await expected;
-    for (const candidate of signatures) {
-      if (timingSafeEqualHex(expected, candidate)) return;
+/** Any received `v1` equal to the digest of any configured secret passes; each comparison is constant-time. */
+function checkSignature(expected: readonly string[], header: ParsedSignatureHeader, secrets: readonly string[]): void {
+  for (const digest of expected) {
+    for (const candidate of header.signatures) {
+      if (timingSafeEqualHex(digest, candidate)) return;
     }
   }
+  assertWellFormed(header);
   let hint =
     " Check that the secret is this endpoint's webhook secret (not the API secret) and that the body is passed exactly as received, not re-serialized JSON.";
   if (secrets.some((s) => s !== s.trim())) {

@@ -53,7 +53,9 @@ describe('createFetchHandler', () => {
 
 describe('createFetchHandler with a body already read', () => {
   it('answers RAW_BODY_UNAVAILABLE at once, with the fix, instead of failing as a bad signature', async () => {
-    const handle = createFetchHandler({ secret: SECRET, onPaymentPaid: () => {} });
+    const logged: string[] = [];
+    const logger = { warn: () => {}, error: (_fields: unknown, message: string) => void logged.push(message) };
+    const handle = createFetchHandler({ secret: SECRET, logger, onPaymentPaid: () => {} });
     const { body, headers } = signWebhook({ event: samplePaymentPaidEvent(), secret: SECRET });
     const request = new Request('http://localhost/', { method: 'POST', body, headers });
     await request.json();
@@ -62,5 +64,6 @@ describe('createFetchHandler with a body already read', () => {
     const answer = (await res.json()) as { error: string; message: string };
     expect(answer.error).toBe('RAW_BODY_UNAVAILABLE');
     expect(answer.message).toMatch(/no request\.json\(\)/);
+    expect(logged).toHaveLength(1); // a misconfiguration is logged as an error, once
   });
 });

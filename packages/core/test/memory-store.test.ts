@@ -85,3 +85,31 @@ describe('MemoryDedupeStore: bounds and clock', () => {
     expect(() => new MemoryDedupeStore({ maxEntries: 1.5 })).toThrow(RangeError);
   });
 });
+
+describe('MemoryDedupeStore at scale (regression: eviction walked the Map over deleted-entry holes)', () => {
+  it('keeps evicting the oldest completed key, in order, through 50,000 claims of a full store', async () => {
+    const store = new MemoryDedupeStore({ maxEntries: 1_000 });
+    for (let i = 0; i < 50_000; i++) {
+      await store.claim(`k${i}`, 't', 'fp', 60_000);
+      // Churn: every tenth delivery fails and is released, the rest complete.
+      if (i % 10 === 0) await store.release(`k${i}`, 't');
+      else await store.complete(`k${i}`, 't', 60_000);
+    }
+    expect(store.size).toBeLessThanOrEqual(1_000);
+    // The newest completed keys are remembered, the oldest forgotten.
+    expect((await store.claim('k49999', 'x', 'fp', 60_000)).state).toBe('completed');
+    expect((await store.claim('k49001', 'x', 'fp', 60_000)).state).toBe('completed');
+    expect((await store.claim('k100', 'x', 'fp', 60_000)).state).toBe('claimed');
+  });
+
+  it('never evicts a lease, even when it has sat at the head through many evictions', async () => {
+    const store = new MemoryDedupeStore({ maxEntries: 100 });
+    await store.claim('slow-handler', 't', 'fp', 600_000);
+    for (let i = 0; i < 5_000; i++) {
+      await store.claim(`k${i}`, 't', 'fp', 60_000);
+      await store.complete(`k${i}`, 't', 60_000);
+    }
+    expect((await store.claim('slow-handler', 'other', 'fp', 60_000)).state).toBe('in-progress');
+    expect(await store.complete('slow-handler', 't', 60_000)).toBe(true);
+  });
+});

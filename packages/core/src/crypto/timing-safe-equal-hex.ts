@@ -1,13 +1,17 @@
 /**
- * Constant-time comparison of a computed lowercase hex digest with a received one of the same length
- * whose characters were already checked to be hex digits. Received uppercase is accepted: OR-ing 0x20
- * lower-cases A-F and leaves 0-9 unchanged, so no branch depends on the data.
+ * Constant-time comparison of a computed lowercase hex digest with a received value of the same length.
+ *
+ * Received uppercase A-F is accepted: `c | ((c >> 6) << 5)` ORs 0x20 into characters from 0x40 up (A-F
+ * become a-f) and leaves everything below 0x40 alone (digits stay digits, and no control character can
+ * fold into one). So a `true` here also proves the received value was 64 hex digits, which is what lets
+ * the header parser skip that check on its fast path. No branch depends on the data.
  */
 export function timingSafeEqualHex(expectedLowercase: string, received: string): boolean {
   if (expectedLowercase.length !== received.length) return false;
   let diff = 0;
   for (let i = 0; i < received.length; i++) {
-    diff |= expectedLowercase.charCodeAt(i) ^ (received.charCodeAt(i) | 0x20);
+    const c = received.charCodeAt(i);
+    diff |= expectedLowercase.charCodeAt(i) ^ (c | ((c >> 6) << 5));
   }
   return diff === 0;
 }

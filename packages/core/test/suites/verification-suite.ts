@@ -153,6 +153,21 @@ export function verificationSuite(): void {
       ).resolves.toBeDefined();
     });
 
+    it('refuses a v1 where a control character stands for a digit (no case folding into digits)', async () => {
+      const { body, headers } = signed();
+      const v1 = v1Of(headers);
+      const at = v1.search(/[0-9]/);
+      // 0x10-0x19 OR 0x20 would be the digits 0x30-0x39: folding must never make them equal.
+      const disguised = v1.slice(0, at) + String.fromCharCode(v1.charCodeAt(at) - 0x20) + v1.slice(at + 1);
+      const error = await rejection(
+        verifyWebhook(
+          { rawBody: body, headers: withSignature(headers, `t=${T},v1=${disguised}`) },
+          { secret: SECRET, now: atT() },
+        ),
+      );
+      expect(error.code).toBe('MALFORMED_SIGNATURE');
+    });
+
     it('rejects a signature made with another secret, and the t it was made for', async () => {
       const { body, headers } = signed(undefined, 'whsec_other');
       expect((await rejection(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() }))).code).toBe(
