@@ -3,9 +3,14 @@ import { bodyTooLarge } from './body-limit.js';
 import { PaymentRejectedError, WebhookError } from './errors.js';
 import type { PaymentPaidEvent } from './event.js';
 import { fingerprintOf } from './fingerprint.js';
-import { type HandlerOptions, type ResolvedHandlerOptions, resolveHandlerOptions } from './handler-options.js';
+import {
+  type HandlerOptions,
+  type PaymentPaidContext,
+  type ResolvedHandlerOptions,
+  resolveHandlerOptions,
+} from './handler-options.js';
 import { HEADER, type HeadersInput, readHeader } from './headers.js';
-import { LeaseKeeper } from './lease.js';
+import { type Lease, LeaseKeeper } from './lease.js';
 import { exceedsBytes, type RawBody, toRawBytes } from './raw-body.js';
 import {
   DUPLICATE,
@@ -147,6 +152,22 @@ async function handleDelivery(
   return runHandler(o, leases, { key, token, log, event, deliveryId, timestamp });
 }
 
+/**
+ * The `ctx` handed to `onPaymentPaid`. A class rather than an object literal with a getter: V8 builds such
+ * literals through a slow runtime path, and this is made on every first delivery.
+ */
+class DeliveryContext implements PaymentPaidContext {
+  constructor(
+    readonly deliveryId: string,
+    readonly timestamp: number,
+    readonly lease: Lease,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.lease.signal;
+  }
+}
+
 interface ClaimedDelivery {
   key: string;
   token: string;
@@ -164,13 +185,7 @@ async function runHandler(
   const lease = leases.keep(d.key, d.token);
   const started = Date.now();
   try {
-    await o.onPaymentPaid(d.event, {
-      deliveryId: d.deliveryId,
-      timestamp: d.timestamp,
-      get signal() {
-        return lease.signal;
-      },
-    });
+    await o.onPaymentPaid(d.event, new DeliveryContext(d.deliveryId, d.timestamp, lease));
   } catch (error) {
     leases.release(lease);
     if (error instanceof PaymentRejectedError) {
