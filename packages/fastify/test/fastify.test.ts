@@ -46,9 +46,7 @@ async function buildApp() {
   // The mistake RAW_BODY_UNAVAILABLE is for: something in front of the route parsed the body itself.
   await app.register(async (scope) => {
     scope.addHook('preValidation', async (request) => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of request.body as Readable) chunks.push(chunk as Buffer);
-      request.body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      request.body = JSON.parse((request.body as Buffer).toString('utf8'));
     });
     await scope.register(serviceWebhook, {
       path: '/hooks/parsed',

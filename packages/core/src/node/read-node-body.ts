@@ -172,8 +172,10 @@ export function readNodeBody(
  * calls only once method and headers have passed (a GET or an oversized Content-Length is answered without
  * touching the body).
  *
- * Headers come from `headersDistinct` when Node provides it: plain `req.headers` comma-joins a repeated
- * `X-Service-Signature`, which would hide the duplicate the core is meant to refuse.
+ * Headers are Node's own `req.headers`. A repeated `X-Service-*` header arrives comma-joined there, and
+ * the core's strict parsers still refuse it: a joined signature header has two `t=` items
+ * (MALFORMED_SIGNATURE), a joined delivery id is not one `dl_` token, a joined event is not the body's.
+ * (`headersDistinct` would say so more plainly, but Node builds it per request, for every header.)
  *
  * @example
  * ```ts
@@ -188,8 +190,10 @@ export function toWebhookRequest(req: NodeRequestLike, options: ToWebhookRequest
   const source = options.body ?? req;
   return {
     method: req.method ?? '',
-    headers: req.headersDistinct ?? req.headers,
-    rawBody: (maxBytes) => readNodeBody(source, maxBytes, options),
+    headers: req.headers,
+    // Bytes a framework already holds go straight in (the core checks their size); anything else is read,
+    // or refused, only once the core asks.
+    rawBody: source instanceof Uint8Array ? source : (maxBytes) => readNodeBody(source, maxBytes, options),
   };
 }
 
