@@ -5,7 +5,7 @@
  * only if every order was credited exactly once.
  */
 import type { AddressInfo } from 'node:net';
-import { bootShop } from '@service-pay/example-shop-kit';
+import { bootShop, simulatorShopConfig } from '@service-pay/example-shop-kit';
 import { type DeliveryRecord, generateMerchant, startSimulator } from '@service-pay/simulator';
 import { createApp } from './app.js';
 
@@ -14,18 +14,11 @@ const merchant = generateMerchant({ name: 'demo-shop' });
 const sim = await startSimulator({ merchants: [merchant], retry: { baseDelayMs: 200, factor: 2 }, seed: 2026 });
 let baseUrl = '';
 const booted = await bootShop(
-  {
-    port: 0,
-    publicUrl: undefined,
-    serviceUrl: sim.url,
-    apiKey: merchant.apiKey,
-    apiSecret: merchant.apiSecret,
-    webhookSecret: merchant.webhookSecret,
+  simulatorShopConfig(sim.url, merchant, {
     redisUrl: process.env.REDIS_URL || undefined,
     databaseUrl: process.env.DATABASE_URL || undefined,
     tablePrefix: process.env.DATABASE_URL ? `demo_${Date.now()}_` : '',
-    failureRate: 0,
-  },
+  }),
   { notifyUrl: () => `${baseUrl}/webhooks/service`, logger: { warn: () => {}, error: () => {} } },
 );
 const server = createApp(booted).listen(0, '127.0.0.1');

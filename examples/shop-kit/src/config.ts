@@ -24,7 +24,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ShopConfig {
   );
   if (missing.length > 0) {
     throw new Error(
-      `Missing environment variables: ${missing.join(', ')}. Start the simulator (`pnpm service-pay simulate` at the repository root) to get them.`,
+      `Missing environment variables: ${missing.join(', ')}. Start the simulator (pnpm service-pay simulate, at the repository root) to get them.`,
     );
   }
   const failureRate = Number(env.SHOP_CHAOS_FAILURE_RATE ?? 0);
@@ -41,5 +41,29 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ShopConfig {
     databaseUrl: env.DATABASE_URL || undefined,
     tablePrefix: env.SHOP_TABLE_PREFIX ?? '',
     failureRate,
+  };
+}
+
+/**
+ * The configuration of a shop talking to a simulator merchant, as the demo and the tests start one in
+ * process: embedded database and memory store unless overridden.
+ */
+export function simulatorShopConfig(
+  serviceUrl: string,
+  merchant: { apiKey: string; apiSecret: string; webhookSecret: string },
+  overrides: Partial<ShopConfig> = {},
+): ShopConfig {
+  return {
+    port: 0,
+    publicUrl: undefined,
+    serviceUrl,
+    apiKey: merchant.apiKey,
+    apiSecret: merchant.apiSecret,
+    webhookSecret: merchant.webhookSecret,
+    redisUrl: undefined,
+    databaseUrl: undefined,
+    tablePrefix: '',
+    failureRate: 0,
+    ...overrides,
   };
 }

@@ -1,5 +1,5 @@
 export { type BootedShop, bootShop, openShopDedupeStore } from './boot.ts';
-export { readConfig, type ShopConfig } from './config.ts';
+export { readConfig, type ShopConfig, simulatorShopConfig } from './config.ts';
 export { type CreditTally, creditOnPaymentPaid } from './credit-on-payment-paid.ts';
 export { type Database, openDatabase } from './database.ts';
 export { createDedupeStore, type DedupeStoreHandle } from './dedupe-store.ts';

@@ -1,6 +1,6 @@
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ShopConfig } from '../src/index.ts';
+import { type ShopConfig, simulatorShopConfig } from '../src/index.ts';
 
 /** A running example shop, however its framework starts it. */
 export interface RunningShop {
@@ -24,18 +24,7 @@ export function describeShop(name: string, startShop: StartShop): void {
     beforeAll(async () => {
       const merchant = generateMerchant();
       sim = await startSimulator({ merchants: [merchant], retry: { baseDelayMs: 50 } });
-      shop = await startShop({
-        port: 0,
-        publicUrl: undefined,
-        serviceUrl: sim.url,
-        apiKey: merchant.apiKey,
-        apiSecret: merchant.apiSecret,
-        webhookSecret: merchant.webhookSecret,
-        redisUrl: undefined,
-        databaseUrl: undefined,
-        tablePrefix: '',
-        failureRate: 0,
-      });
+      shop = await startShop(simulatorShopConfig(sim.url, merchant));
     });
 
     afterAll(async () => {
