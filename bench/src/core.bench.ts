@@ -68,12 +68,26 @@ export async function run(): Promise<TargetCheck[]> {
   // End to end through the exactly-once pipeline with the memory store. Fresh keys need a fresh pool per
   // round: each round gets a new handler and store and walks the pool once.
   const pool = signedDeliveries(60_000);
-  let handle = createWebhookHandler({
-    secret: SECRET,
-    store: new MemoryDedupeStore({ maxEntries: 100_000 }),
-    onPaymentPaid: () => {},
-  });
-  let next = 0;
+  const freshKeys = (name: string, maxEntries: number) => {
+    let handle = createWebhookHandler({ secret: SECRET, onPaymentPaid: () => {} });
+    let next = 0;
+    return {
+      name,
+      setup: () => {
+        handle = createWebhookHandler({
+          secret: SECRET,
+          store: new MemoryDedupeStore({ maxEntries }),
+          onPaymentPaid: () => {},
+        });
+        next = 0;
+      },
+      maxOpsPerRound: pool.length,
+      fn: () => {
+        const d = pool[next++] as (typeof pool)[number];
+        return handle({ method: 'POST', headers: d.headers, rawBody: d.body });
+      },
+    };
+  };
   const duplicateHandler = createWebhookHandler({ secret: SECRET, onPaymentPaid: () => {} });
   await duplicateHandler({ method: 'POST', headers: one.headers, rawBody: one.body });
 
@@ -82,39 +96,9 @@ export async function run(): Promise<TargetCheck[]> {
       name: 'hand-rolled createHmac+timingSafeEqual+JSON.parse',
       fn: () => handRolledVerify(one.body, signatureHeader),
     },
-    {
-      name: 'handler, memory store, fresh keys',
-      setup: () => {
-        handle = createWebhookHandler({
-          secret: SECRET,
-          store: new MemoryDedupeStore({ maxEntries: 100_000 }),
-          onPaymentPaid: () => {},
-        });
-        next = 0;
-      },
-      maxOpsPerRound: pool.length,
-      fn: () => {
-        const d = pool[next++] as (typeof pool)[number];
-        return handle({ method: 'POST', headers: d.headers, rawBody: d.body });
-      },
-    },
-    {
-      // A store at its maxEntries bound evicts on every claim; this must cost no more than the above.
-      name: 'handler, memory store full (maxEntries 20,000), fresh keys',
-      setup: () => {
-        handle = createWebhookHandler({
-          secret: SECRET,
-          store: new MemoryDedupeStore({ maxEntries: 20_000 }),
-          onPaymentPaid: () => {},
-        });
-        next = 0;
-      },
-      maxOpsPerRound: pool.length,
-      fn: () => {
-        const d = pool[next++] as (typeof pool)[number];
-        return handle({ method: 'POST', headers: d.headers, rawBody: d.body });
-      },
-    },
+    freshKeys('handler, memory store, fresh keys', 100_000),
+    // A store at its maxEntries bound evicts on every claim; this must cost no more than the above.
+    freshKeys('handler, memory store full (maxEntries 20,000), fresh keys', 20_000),
     {
       name: 'handler, memory store, duplicates',
       fn: () => duplicateHandler({ method: 'POST', headers: one.headers, rawBody: one.body }),
