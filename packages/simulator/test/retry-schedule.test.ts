@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { startServer } from '../../client/test/support/http-server.js';
 import { type DeliveryRecord, generateMerchant, type RetryOptions, startSimulator } from '../src/index.js';
 import { input, setup } from './support/fixtures.js';
-import { startServer } from './support/http.js';
 import { type Script, startScriptedReceiver } from './support/receiver.js';
 
 const cleanup: (() => Promise<void>)[] = [];

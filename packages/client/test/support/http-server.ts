@@ -19,7 +19,7 @@ export async function startServer(
 ): Promise<TestServer> {
   const server = createServer((req, res) => {
     Promise.resolve(handler(req, res)).catch((error: unknown) => {
-      res.writeHead(500).end(String(error));
+      if (!res.headersSent) res.writeHead(500).end(String(error));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
