@@ -4,19 +4,10 @@ export class StoreTimeoutError extends Error {
 }
 
 /**
- * Rejects with `StoreTimeoutError` when `promise` has not settled within `ms`.
- *
- * Fast path: a store that answers from memory has settled by the next microtask, and for it no timer is
- * armed at all (a timer per store call was a measurable share of the handler's cost).
+ * Rejects with `StoreTimeoutError` when `promise` has not settled within `ms`. Used for stores that talk to
+ * a server; the in-process `MemoryDedupeStore` cannot hang and is not wrapped at all (handler-options.ts).
  */
 export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let settled = false;
-  const mark = () => {
-    settled = true;
-  };
-  promise.then(mark, mark);
-  await undefined;
-  if (settled) return promise;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new StoreTimeoutError(`${what} did not answer within ${ms} ms`)), ms);
