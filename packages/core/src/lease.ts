@@ -6,6 +6,10 @@ export class Lease {
   lastExtendedAt: number;
   extending = false;
   lostReason: Error | undefined;
+  /** Neighbours in the keeper's list of running leases; see `LeaseKeeper`. */
+  previous: Lease | undefined = undefined;
+  next: Lease | undefined = undefined;
+  kept = false;
   #controller: AbortController | undefined;
 
   constructor(
@@ -37,9 +41,13 @@ export class Lease {
  * would cost more than the rest of a duplicate's handling. A lease is extended once it is a third old; when
  * the store says it is gone, or no extension has succeeded for a whole lease, its `signal` aborts so the
  * handler can stop before it writes. The interval stops itself when idle and never keeps a process alive.
+ *
+ * Running leases are a doubly linked list threaded through the leases themselves: every delivery joins and
+ * leaves it, and linking two pointers costs less than a Set's hashing (which also reallocates its table as
+ * it goes from empty to one entry and back, the common case).
  */
 export class LeaseKeeper {
-  readonly #active = new Set<Lease>();
+  #first: Lease | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   readonly #periodMs: number;
 
@@ -54,7 +62,10 @@ export class LeaseKeeper {
 
   keep(key: string, token: string): Lease {
     const lease = new Lease(key, token);
-    this.#active.add(lease);
+    lease.kept = true;
+    lease.next = this.#first;
+    if (this.#first !== undefined) this.#first.previous = lease;
+    this.#first = lease;
     if (this.#timer === undefined) {
       this.#timer = setInterval(() => this.#tick(), this.#periodMs);
       (this.#timer as { unref?: () => void }).unref?.();
@@ -62,18 +73,36 @@ export class LeaseKeeper {
     return lease;
   }
 
+  /** Stops keeping `lease` alive; a no-op when it is no longer kept. */
   release(lease: Lease): void {
-    this.#active.delete(lease);
+    if (!lease.kept) return;
+    lease.kept = false;
+    if (lease.previous === undefined) this.#first = lease.next;
+    else lease.previous.next = lease.next;
+    if (lease.next !== undefined) lease.next.previous = lease.previous;
+    lease.previous = undefined;
+    lease.next = undefined;
+  }
+
+  /** How many leases are being kept (for tests). */
+  get size(): number {
+    let n = 0;
+    for (let lease = this.#first; lease !== undefined; lease = lease.next) n++;
+    return n;
   }
 
   #tick(): void {
-    if (this.#active.size === 0) {
+    if (this.#first === undefined) {
       clearInterval(this.#timer);
       this.#timer = undefined;
       return;
     }
     const now = Date.now();
-    for (const lease of this.#active) {
+    // `next` is read first: a store that fails synchronously has `#extend` unlink the lease right away.
+    let next: Lease | undefined = this.#first;
+    while (next !== undefined) {
+      const lease: Lease = next;
+      next = lease.next;
       if (!lease.extending && lease.lostReason === undefined && now - lease.lastExtendedAt >= this.#periodMs - 1) {
         void this.#extend(lease);
       }
@@ -95,8 +124,8 @@ export class LeaseKeeper {
   }
 
   #lose(lease: Lease, why: string): void {
-    if (!this.#active.has(lease)) return;
-    this.#active.delete(lease);
+    if (!lease.kept) return;
+    this.release(lease);
     const reason = new Error(`Lease on ${lease.key} lost: ${why}. Stop before crediting; the sender will retry.`);
     lease.lose(reason);
     this.logger.error({ key: lease.key }, reason.message);
