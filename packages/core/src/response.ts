@@ -15,11 +15,11 @@ export interface WebhookResponse {
   body: string;
 }
 
+// Content-Type only: an answer to a POST is cacheable only with explicit freshness and a Content-Location
+// (RFC 9110 section 9.3.3), which these never carry,
+// and each further header is written by every adapter on every delivery.
 export function jsonResponse(status: number, body: string, extraHeaders?: Record<string, string>): WebhookResponse {
-  const headers: Record<string, string> = {
-    'content-type': 'application/json; charset=utf-8',
-    'cache-control': 'no-store',
-  };
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (extraHeaders !== undefined) Object.assign(headers, extraHeaders);
   return { status, headers, body };
 }
