@@ -40,7 +40,12 @@ const plugin: FastifyPluginAsync<ServiceWebhookOptions> = async (app, options) =
     child.removeAllContentTypeParsers();
     // Fastify's own Buffer reader, stopped at bodyLimit: the cheapest way to the exact bytes. Every content
     // type is taken as bytes, so the core (not Fastify) answers a wrong one with 415.
-    child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
+    const keepBytes = (_request: FastifyRequest, body: Buffer, done: (error: null, body: Buffer) => void) =>
+      done(null, body);
+    child.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, keepBytes);
+    // The service's own content type by name too: Fastify caches the parser of an exact match, while the
+    // catch-all makes it parse the Content-Type header on every request.
+    child.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit }, keepBytes);
     const answer = async (request: FastifyRequest, reply: FastifyReply, refusal?: unknown) => {
       const webhookRequest = toWebhookRequest(request.raw, { fix: FIX, body: request.body as NodeBodySource });
       // Fastify refused the body before the route ran (over bodyLimit): the core still words the answer.
