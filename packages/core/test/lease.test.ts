@@ -27,8 +27,8 @@ describe('LeaseKeeper', () => {
   it('extends exactly the leases still kept, whichever order they leave the list in', async () => {
     const { store, extended } = extendRecorder(() => true);
     const keeper = new LeaseKeeper(store, LEASE_MS, unbounded, recordingLogger());
-    const leases = ['a', 'b', 'c', 'd', 'e'].map((token) => keeper.keep(`k-${token}`, token));
-    const [a, b, c, d, e] = leases as [(typeof leases)[0], ...typeof leases];
+    const keep = (token: string) => keeper.keep(`k-${token}`, token);
+    const [a, b, c, d, e] = [keep('a'), keep('b'), keep('c'), keep('d'), keep('e')];
     keeper.release(c); // the middle
     keeper.release(e); // the newest (head of the list)
     keeper.release(a); // the oldest (tail)
