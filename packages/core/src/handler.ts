@@ -74,45 +74,36 @@ export function createWebhookHandler(options: HandlerOptions): WebhookRequestHan
 }
 
 /**
- * One delivery, top to bottom. Every step that may finish synchronously does (checks, verifying with
- * node:crypto, the in-process store's answers are awaited but nothing else is): under load an extra
- * async frame per step is a measurable share of a delivery.
+ * Checks and verifies the request, then hands it to `handleOnce`. Not itself async: with the body in hand
+ * and node:crypto, everything up to the claim runs synchronously, and under load every extra async frame
+ * is a measurable share of a delivery.
  */
-async function handleDelivery(
+function handleDelivery(
   o: ResolvedHandlerOptions,
   leases: LeaseKeeper,
   tokens: ClaimTokens,
   request: WebhookRequest,
 ): Promise<WebhookResponse> {
   try {
-    let verified = receive(o, request);
-    if (verified instanceof Promise) verified = await verified;
-    const delivery = new ClaimedDelivery(o.dedupeKey(verified.event), tokens.next(), verified);
-    let outcome: ClaimOutcome;
-    try {
-      outcome = await o.bounded(
-        o.store.claim(delivery.key, delivery.token, delivery.fingerprint, o.leaseMs),
-        'The dedupe store',
+    const verified = receive(o, request);
+    if (verified instanceof Promise) {
+      return verified.then(
+        (delivery) => handleOnce(o, leases, tokens, delivery),
+        (error) => refusal(o, error),
       );
-    } catch (error) {
-      o.logger.error(
-        { ...delivery.logFields(), err: error },
-        'Dedupe store unavailable; answered 503 so the sender retries',
-      );
-      return errorResponse(new WebhookError('STORE_UNAVAILABLE', 'The dedupe store is unavailable; retry later.'), {
-        'retry-after': STORE_RETRY_AFTER_SEC,
-      });
     }
-    if (outcome.state !== 'claimed') return seenBefore(o, delivery, outcome);
-    return await runHandler(o, leases, delivery);
+    return handleOnce(o, leases, tokens, verified);
   } catch (error) {
-    if (error instanceof WebhookError) return refusal(o, error);
-    o.logger.error({ err: error }, 'Unexpected error in the webhook pipeline');
-    return errorResponse(new WebhookError('HANDLER_FAILED', 'Unexpected error; the delivery will be retried.'));
+    return Promise.resolve(refusal(o, error));
   }
 }
 
-function refusal(o: ResolvedHandlerOptions, error: WebhookError): WebhookResponse {
+/** The answer to a request refused before its claim, or to an error nobody expected (then 500, retried). */
+function refusal(o: ResolvedHandlerOptions, error: unknown): WebhookResponse {
+  if (!(error instanceof WebhookError)) {
+    o.logger.error({ err: error }, 'Unexpected error in the webhook pipeline');
+    return errorResponse(new WebhookError('HANDLER_FAILED', 'Unexpected error; the delivery will be retried.'));
+  }
   if (error.code === 'UNSUPPORTED_EVENT') {
     o.logger.debug?.({ code: error.code }, error.message);
     return jsonResponse(200, IGNORED);
@@ -156,15 +147,77 @@ function verifyBody(
   return verifyResolved({ rawBody: body, headers }, o.verify);
 }
 
+/**
+ * The exactly-once part of a verified delivery: claim its dedupe key; if this delivery won the claim, run
+ * `onPaymentPaid` while its lease is kept alive, then record completion. Three awaits (claim, handler,
+ * completion) and nothing else on the way to a 200.
+ */
+async function handleOnce(
+  o: ResolvedHandlerOptions,
+  leases: LeaseKeeper,
+  tokens: ClaimTokens,
+  verified: VerifiedDelivery,
+): Promise<WebhookResponse> {
+  try {
+    const d = new ClaimedDelivery(o.dedupeKey(verified.event), tokens.next(), verified);
+    let outcome: ClaimOutcome;
+    try {
+      outcome = await o.bounded(o.store.claim(d.key, d.token, d.fingerprint, o.leaseMs), 'The dedupe store');
+    } catch (error) {
+      o.logger.error({ ...d.logFields(), err: error }, 'Dedupe store unavailable; answered 503 so the sender retries');
+      return errorResponse(new WebhookError('STORE_UNAVAILABLE', 'The dedupe store is unavailable; retry later.'), {
+        'retry-after': STORE_RETRY_AFTER_SEC,
+      });
+    }
+    if (outcome.state !== 'claimed') return seenBefore(o, d, outcome);
+
+    const lease = leases.keep(d.key, d.token);
+    const started = Date.now();
+    let answer = RECEIVED;
+    try {
+      await o.onPaymentPaid(d.event, new DeliveryContext(d.deliveryId, d.timestamp, lease));
+    } catch (error) {
+      leases.release(lease);
+      if (!(error instanceof PaymentRejectedError)) return await handlerFailed(o, d, error);
+      o.logger.error(
+        { ...d.logFields(), reason: error.reason },
+        'Payment rejected by onPaymentPaid; recorded as completed, not credited',
+      );
+      answer = REJECTED;
+    } finally {
+      leases.release(lease);
+      warnIfSlow(o, d, Date.now() - started);
+    }
+
+    let recorded = false;
+    let cause: unknown;
+    try {
+      recorded = await o.bounded(o.store.complete(d.key, d.token, o.retainMs), 'complete');
+    } catch (error) {
+      cause = error;
+    }
+    if (!recorded) {
+      // The work is done, so the sender must hear 200; only the database guard stops a later retry now.
+      o.logger.error(
+        { ...d.logFields(), err: cause },
+        'Handled, but completion was not recorded (lease lost or store down); a retry may run the handler again',
+      );
+    }
+    return jsonResponse(200, answer);
+  } catch (error) {
+    return refusal(o, error);
+  }
+}
+
 /** The answer for a key this store has seen: a duplicate, a delivery still running, or a conflict. */
 function seenBefore(
   o: ResolvedHandlerOptions,
-  delivery: ClaimedDelivery,
+  d: ClaimedDelivery,
   outcome: Exclude<ClaimOutcome, { state: 'claimed' }>,
 ): WebhookResponse {
-  if (outcome.fingerprint !== delivery.fingerprint) {
+  if (outcome.fingerprint !== d.fingerprint) {
     o.logger.error(
-      { ...delivery.logFields(), alert: true },
+      { ...d.logFields(), alert: true },
       'ALERT: a delivery for this payment carries different signed payment fields than the one seen before; not handled',
     );
     return errorResponse(
@@ -179,19 +232,27 @@ function seenBefore(
   );
 }
 
-/**
- * The `ctx` handed to `onPaymentPaid`. A class rather than an object literal with a getter: V8 builds such
- * literals through a slow runtime path, and this is made on every first delivery.
- */
-class DeliveryContext implements PaymentPaidContext {
-  constructor(
-    readonly deliveryId: string,
-    readonly timestamp: number,
-    readonly lease: Lease,
-  ) {}
+/** `onPaymentPaid` threw: give the claim back so the sender's retry can run it again. */
+async function handlerFailed(o: ResolvedHandlerOptions, d: ClaimedDelivery, error: unknown): Promise<WebhookResponse> {
+  o.logger.error({ ...d.logFields(), err: error }, 'onPaymentPaid failed; claim released, the sender will retry');
+  try {
+    await o.bounded(o.store.release(d.key, d.token), 'release');
+  } catch (releaseError) {
+    // The lease still expires on its own; the retry gets 409 until then.
+    o.logger.error(
+      { ...d.logFields(), err: releaseError },
+      'Could not release the claim; it frees itself when the lease expires',
+    );
+  }
+  return errorResponse(new WebhookError('HANDLER_FAILED', 'The payment handler failed; the delivery will be retried.'));
+}
 
-  get signal(): AbortSignal {
-    return this.lease.signal;
+function warnIfSlow(o: ResolvedHandlerOptions, d: ClaimedDelivery, elapsedMs: number): void {
+  if (elapsedMs > SLOW_HANDLER_MS) {
+    o.logger.warn(
+      { ...d.logFields(), elapsedMs },
+      'onPaymentPaid took over 4 s; the sender times out at 5 s and retries',
+    );
   }
 }
 
@@ -219,65 +280,18 @@ class ClaimedDelivery {
   }
 }
 
-async function runHandler(
-  o: ResolvedHandlerOptions,
-  leases: LeaseKeeper,
-  d: ClaimedDelivery,
-): Promise<WebhookResponse> {
-  const lease = leases.keep(d.key, d.token);
-  const started = Date.now();
-  try {
-    await o.onPaymentPaid(d.event, new DeliveryContext(d.deliveryId, d.timestamp, lease));
-  } catch (error) {
-    leases.release(lease);
-    if (error instanceof PaymentRejectedError) {
-      o.logger.error(
-        { ...d.logFields(), reason: error.reason },
-        'Payment rejected by onPaymentPaid; recorded as completed, not credited',
-      );
-      await completeOrLog(o, d);
-      return jsonResponse(200, REJECTED);
-    }
-    o.logger.error({ ...d.logFields(), err: error }, 'onPaymentPaid failed; claim released, the sender will retry');
-    try {
-      await o.bounded(o.store.release(d.key, d.token), 'release');
-    } catch (releaseError) {
-      // The lease still expires on its own; the retry gets 409 until then.
-      o.logger.error(
-        { ...d.logFields(), err: releaseError },
-        'Could not release the claim; it frees itself when the lease expires',
-      );
-    }
-    return errorResponse(
-      new WebhookError('HANDLER_FAILED', 'The payment handler failed; the delivery will be retried.'),
-    );
-  } finally {
-    leases.release(lease);
-    const elapsed = Date.now() - started;
-    if (elapsed > SLOW_HANDLER_MS) {
-      o.logger.warn(
-        { ...d.logFields(), elapsedMs: elapsed },
-        'onPaymentPaid took over 4 s; the sender times out at 5 s and retries',
-      );
-    }
-  }
-  await completeOrLog(o, d);
-  return jsonResponse(200, RECEIVED);
-}
+/**
+ * The `ctx` handed to `onPaymentPaid`. A class rather than an object literal with a getter: V8 builds such
+ * literals through a slow runtime path, and this is made on every first delivery.
+ */
+class DeliveryContext implements PaymentPaidContext {
+  constructor(
+    readonly deliveryId: string,
+    readonly timestamp: number,
+    readonly lease: Lease,
+  ) {}
 
-async function completeOrLog(o: ResolvedHandlerOptions, d: ClaimedDelivery) {
-  let recorded = false;
-  let cause: unknown;
-  try {
-    recorded = await o.bounded(o.store.complete(d.key, d.token, o.retainMs), 'complete');
-  } catch (error) {
-    cause = error;
-  }
-  if (!recorded) {
-    // The work is done, so the sender must hear 200; only the database guard stops a later retry now.
-    o.logger.error(
-      { ...d.logFields(), err: cause },
-      'Handled, but completion was not recorded (lease lost or store down); a retry may run the handler again',
-    );
+  get signal(): AbortSignal {
+    return this.lease.signal;
   }
 }
