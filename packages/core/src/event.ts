@@ -1,3 +1,4 @@
+import { isDecimal, isDigits } from './ascii.js';
 import { WebhookError } from './errors.js';
 
 /**
@@ -40,6 +41,8 @@ export interface PaymentPaidEvent {
 export const PAYMENT_PAID = 'payment.paid';
 
 const MAX_TEXT = 256;
+// 78 digits hold any uint256 amount. The RegExps word the problems; the fast check uses ascii.ts's loops.
+const MAX_DIGITS = 78;
 const DECIMAL = /^\d{1,78}(?:\.\d{1,78})?$/;
 const INTEGER_DIGITS = /^\d{1,78}$/;
 const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
@@ -114,10 +117,10 @@ export function isPaymentPaidEvent(body: Record<string, unknown>): boolean {
     isText(body.tokenSymbol) &&
     isText(body.paymentNetwork) &&
     typeof amount === 'string' &&
-    DECIMAL.test(amount) &&
+    isDecimal(amount, MAX_DIGITS) &&
     typeof amountRaw === 'string' &&
-    INTEGER_DIGITS.test(amountRaw) &&
-    (blockNum === null || (typeof blockNum === 'string' && INTEGER_DIGITS.test(blockNum))) &&
+    isDigits(amountRaw, MAX_DIGITS) &&
+    (blockNum === null || (typeof blockNum === 'string' && isDigits(blockNum, MAX_DIGITS))) &&
     (confirmations === null || (Number.isSafeInteger(confirmations) && (confirmations as number) >= 0)) &&
     isValidPaidAt(body.paidAt)
   );

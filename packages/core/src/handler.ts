@@ -127,7 +127,8 @@ function receive(o: ResolvedHandlerOptions, request: WebhookRequest): VerifiedDe
   }
   const { headers } = request;
   const contentType = readHeader(headers, HEADER.contentType, 'UNSUPPORTED_MEDIA_TYPE');
-  if (contentType === undefined || !JSON_CONTENT_TYPE.test(contentType)) {
+  // The service sends exactly `application/json`; the RegExp covers parameters and `+json` types.
+  if (contentType === undefined || (contentType !== 'application/json' && !JSON_CONTENT_TYPE.test(contentType))) {
     throw new WebhookError('UNSUPPORTED_MEDIA_TYPE', 'Webhooks are sent with Content-Type: application/json.');
   }
   const declaredLength = readHeader(headers, 'content-length', 'UNSUPPORTED_MEDIA_TYPE');

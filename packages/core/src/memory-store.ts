@@ -56,6 +56,12 @@ export class MemoryDedupeStore implements DedupeStore {
   /** Entries in claim order from `#head`; a slot whose entry left the Map is skipped when reached. */
   #queue: Entry[] = [];
   #head = 0;
+  /**
+   * The sweep stopped at a completed entry that nothing can change before it expires, so the sweep has
+   * nothing to do until then. Most claims thus touch no old entry at all: in a large store that is a cache
+   * miss or two per delivery saved.
+   */
+  #quietUntil = 0;
   readonly #maxEntries: number;
   readonly #now: () => number;
 
@@ -126,7 +132,7 @@ export class MemoryDedupeStore implements DedupeStore {
   #makeRoom(now: number): void {
     // Sweep a few entries from the head on every claim: bounded work, and memory follows traffic. A live
     // lease is moved to the back (it is not evictable, and its turn comes again once it completes).
-    for (let budget = 8; budget > 0 && this.#head < this.#queue.length; budget--) {
+    for (let budget = 8; budget > 0 && this.#head < this.#queue.length && now >= this.#quietUntil; budget--) {
       const entry = this.#queue[this.#head] as Entry;
       if (this.#entries.get(entry.key) !== entry) this.#head++;
       else if (entry.expiresAt <= now) {
@@ -135,7 +141,11 @@ export class MemoryDedupeStore implements DedupeStore {
       } else if (entry.token !== undefined) {
         this.#head++;
         this.#queue.push(entry);
-      } else break;
+      } else {
+        // Completed and unexpired: it can be neither claimed, released nor extended before it expires.
+        this.#quietUntil = entry.expiresAt;
+        break;
+      }
     }
     if (this.#entries.size >= this.#maxEntries) this.#evictOldestCompleted(now);
     this.#compactQueue();
@@ -148,6 +158,7 @@ export class MemoryDedupeStore implements DedupeStore {
       if (this.#entries.get(entry.key) !== entry) continue;
       if (entry.token === undefined || entry.expiresAt <= now) {
         this.#entries.delete(entry.key);
+        this.#quietUntil = 0; // the head moved: the sweep looks at it again
         return;
       }
       this.#queue.push(entry);

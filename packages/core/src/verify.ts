@@ -1,4 +1,5 @@
 import { cryptoBackend } from '#crypto';
+import { isVisibleAscii } from './ascii.js';
 import { timingSafeEqualHex } from './crypto/timing-safe-equal-hex.js';
 import { WebhookError } from './errors.js';
 import { assertPaymentPaidEvent, PAYMENT_PAID, type PaymentPaidEvent } from './event.js';
@@ -71,7 +72,8 @@ const EVENT_NAME = /^[a-z][a-z0-9_]{0,31}(?:\.[a-z0-9_]{1,32}){1,3}$/;
 const quoteEventName = (name: string) =>
   EVENT_NAME.test(name) ? `"${name}"` : `(${name.length} characters, not an event name)`;
 
-const DELIVERY_ID = /^dl_[\x21-\x7e]{1,253}$/;
+/** `/^dl_[\x21-\x7e]{1,253}$/`: the `dl_` prefix, then visible ASCII, 256 characters at most. */
+const isDeliveryId = (v: string) => v.length > 3 && v.length <= 256 && v.startsWith('dl_') && isVisibleAscii(v, 3);
 
 /**
  * Proves a delivery came from the payment service and returns its typed, validated `payment.paid` event.
@@ -159,7 +161,7 @@ function afterSignature(
     );
   }
   const deliveryId = readHeader(headers, HEADER.delivery, 'MISSING_DELIVERY_ID');
-  if (deliveryId === undefined || !DELIVERY_ID.test(deliveryId)) {
+  if (deliveryId === undefined || !isDeliveryId(deliveryId)) {
     throw new WebhookError(
       'MISSING_DELIVERY_ID',
       deliveryId === undefined

@@ -1,0 +1,39 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { isDecimal, isDigits, isVisibleAscii } from '../src/ascii.js';
+
+// Strings made mostly of the characters that matter at the edges of each class.
+const edgy = fc.stringMatching(/^[0-9.\x20-\x22\x7d-\x7f\-+e/:]{0,90}$/);
+const any = fc.oneof(edgy, fc.string({ maxLength: 90 }), fc.stringMatching(/^\d{1,90}(?:\.\d{0,90})?$/));
+
+describe('ascii checks equal the RegExps they stand for', () => {
+  it('isDigits(v, n) is /^\\d{1,n}$/', () => {
+    fc.assert(
+      fc.property(any, fc.integer({ min: 1, max: 80 }), (v, n) => {
+        expect(isDigits(v, n)).toBe(new RegExp(`^\\d{1,${n}}$`).test(v));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('isDecimal(v, n) is /^\\d{1,n}(?:\\.\\d{1,n})?$/', () => {
+    fc.assert(
+      fc.property(any, fc.integer({ min: 1, max: 80 }), (v, n) => {
+        expect(isDecimal(v, n)).toBe(new RegExp(`^\\d{1,${n}}(?:\\.\\d{1,${n}})?$`).test(v));
+      }),
+      { numRuns: 5000 },
+    );
+    for (const v of ['0', '12.5', '.5', '5.', '1.2.3', '', '٣', '1e5', '-1']) {
+      expect(isDecimal(v, 78)).toBe(/^\d{1,78}(?:\.\d{1,78})?$/.test(v));
+    }
+  });
+
+  it('isVisibleAscii(v, from) is /^[\\x21-\\x7e]*$/ over v.slice(from)', () => {
+    fc.assert(
+      fc.property(any, fc.nat({ max: 5 }), (v, from) => {
+        expect(isVisibleAscii(v, from)).toBe(/^[\x21-\x7e]*$/.test(v.slice(from)));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
