@@ -24,9 +24,9 @@ export interface AdapterBenchCheck {
 }
 
 export interface LoadOptions {
-  /** Seconds per measured run. Default 3. */
+  /** Seconds per measured run. Default 2. */
   durationSec?: number;
-  /** Measured runs per route, interleaved ABBA so drift hits both alike. Default 4. */
+  /** Rounds; each measures every route once, back to back. Default 9. */
   rounds?: number;
   connections?: number;
 }
@@ -82,10 +82,13 @@ export interface RouteTarget {
 }
 
 /**
- * Measures every route of the app in interleaved rounds (the order reversed every other round) after a 1 s
- * warm-up of each, on a fresh app per run: the adapter's default in-memory store then holds one run's
- * deliveries, as in a merchant's app, rather than the whole benchmark's. Prints requests/s and CPU per
- * request per route, and returns each target's requests/s ratio.
+ * Measures every route of the app in rounds after a 1 s warm-up of each, on a fresh app per run: the
+ * adapter's default in-memory store then holds one run's deliveries, as in a merchant's app, rather than the
+ * whole benchmark's. Within a round the routes run back to back (the order reversed every other round), and
+ * a target's ratio is taken per round, then the median over rounds: on a shared machine whose speed drifts
+ * from one minute to the next, a ratio of runs made seconds apart is far steadier than a ratio of medians
+ * gathered over the whole benchmark. Prints requests/s and CPU per request per route (medians), and each
+ * target's median ratio with its range.
  */
 export async function compareRoutes(
   title: string,
@@ -93,8 +96,8 @@ export async function compareRoutes(
   targets: RouteTarget[],
   options: LoadOptions = {},
 ): Promise<AdapterBenchCheck[]> {
-  const durationSec = options.durationSec ?? 3;
-  const rounds = options.rounds ?? 4;
+  const durationSec = options.durationSec ?? 2;
+  const rounds = options.rounds ?? 9;
   const connections = options.connections ?? 20;
   const measure = async (name: string, seconds: number) => {
     const app = await start();
@@ -108,27 +111,35 @@ export async function compareRoutes(
   const names = Object.keys(probe.urls);
   await probe.close();
   for (const name of names) await measure(name, 1);
-  const samples = new Map<string, RouteLoad[]>(names.map((name) => [name, []]));
+  const runs: Array<Map<string, RouteLoad>> = [];
   for (let r = 0; r < rounds; r++) {
-    for (const name of r % 2 === 0 ? names : [...names].reverse()) {
-      samples.get(name)?.push(await measure(name, durationSec));
-    }
+    const round = new Map<string, RouteLoad>();
+    for (const name of r % 2 === 0 ? names : [...names].reverse()) round.set(name, await measure(name, durationSec));
+    runs.push(round);
   }
-  const rps = (name: string) => median((samples.get(name) ?? []).map((s) => s.requestsPerSec));
-  const cpu = (name: string) => median((samples.get(name) ?? []).map((s) => s.cpuMicrosPerRequest));
+  const of = (name: string, pick: (load: RouteLoad) => number) =>
+    runs.map((round) => pick(round.get(name) as RouteLoad));
   console.log(
-    `\n## ${title} (loopback, autocannon in its own process, ${connections} connections, ${rounds}x${durationSec} s per route)`,
+    `\n## ${title} (loopback, autocannon in its own process, ${connections} connections, ${rounds} rounds of ${durationSec} s per route)`,
   );
   for (const name of names) {
+    const rps = median(of(name, (load) => load.requestsPerSec));
+    const cpu = median(of(name, (load) => load.cpuMicrosPerRequest));
     console.log(
-      `  ${name.padEnd(44)} ${Math.round(rps(name)).toLocaleString('en-US').padStart(10)} req/s ${cpu(name).toFixed(1).padStart(8)} us CPU/req`,
+      `  ${name.padEnd(44)} ${Math.round(rps).toLocaleString('en-US').padStart(10)} req/s ${cpu.toFixed(1).padStart(8)} us CPU/req`,
     );
   }
   return targets.map((t) => {
-    const ratio = rps(t.of) / rps(t.over);
+    const perRound = runs.map((round) => {
+      const a = round.get(t.of) as RouteLoad;
+      const b = round.get(t.over) as RouteLoad;
+      return { rps: a.requestsPerSec / b.requestsPerSec, cpu: b.cpuMicrosPerRequest / a.cpuMicrosPerRequest };
+    });
+    const ratios = perRound.map((p) => p.rps);
+    const ratio = median(ratios);
     const met = ratio >= t.atLeast;
     console.log(
-      `  target: ${t.of} / ${t.over} = ${ratio.toFixed(2)}x req/s, ${(cpu(t.over) / cpu(t.of)).toFixed(2)}x CPU/req (>= ${t.atLeast}x) ${met ? 'MET' : 'MISSED'}`,
+      `  target: ${t.of} / ${t.over} = ${ratio.toFixed(2)}x req/s (rounds ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}), ${median(perRound.map((p) => p.cpu)).toFixed(2)}x CPU/req (>= ${t.atLeast}x) ${met ? 'MET' : 'MISSED'}`,
     );
     return { of: `${title}: ${t.of}`, over: `${title}: ${t.over}`, atLeast: t.atLeast, ratio, met };
   });
