@@ -11,8 +11,6 @@ export interface CryptoBackend {
   signPayload(secret: string, timestamp: string, body: Uint8Array | string): string | Promise<string>;
   /** The same, always synchronously. Used by the test signer. */
   signPayloadHexSync(secret: string, timestamp: string, body: Uint8Array | string): string;
-  /** SHA-256 of UTF-8 text, base64url without padding (43 characters). */
-  sha256Base64Url(text: string): string;
   /** Strict UTF-8 decode; `undefined` when the bytes are not valid UTF-8. */
   decodeUtf8(bytes: Uint8Array): string | undefined;
   /** A random, unguessable token for claim fencing. */

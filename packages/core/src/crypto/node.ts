@@ -66,9 +66,6 @@ function hmacHex(secret: string, timestamp: string, body: Uint8Array | string): 
 export const cryptoBackend: CryptoBackend = {
   signPayload: hmacHex,
   signPayloadHexSync: hmacHex,
-  sha256Base64Url: oneShot
-    ? (text) => oneShot('sha256', text, 'base64url')
-    : (text) => createHash('sha256').update(text, 'utf8').digest('base64url'),
   decodeUtf8: (bytes) => {
     const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const text = buf.toString('utf8');

@@ -1,10 +1,9 @@
 /**
  * A small synchronous SHA-256 and HMAC-SHA256 in plain JavaScript, for runtimes without node:crypto.
  *
- * Web Crypto only offers async digests. Verification uses it, but two things must be synchronous by
- * contract: `signWebhook` (a test signer that returns `{ body, headers }`) and the dedupe fingerprint.
- * Both hash a few hundred bytes, where this is fast enough. It is checked against node:crypto by a
- * property test.
+ * Web Crypto only offers async digests. Verification uses it, but `signWebhook` (a test signer that
+ * returns `{ body, headers }`) must be synchronous by contract. It signs a few hundred bytes, where this is
+ * fast enough. It is checked against node:crypto by a property test.
  */
 
 const K = new Uint32Array([

@@ -1,6 +1,6 @@
 import type { CryptoBackend } from './backend.js';
-import { bytesToBase64Url, bytesToHex } from './encoding.js';
-import { hmacSha256, sha256 } from './sha256.js';
+import { bytesToHex } from './encoding.js';
+import { hmacSha256 } from './sha256.js';
 
 const encoder = new TextEncoder();
 const strictDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -34,7 +34,6 @@ export const cryptoBackend: CryptoBackend = {
   },
   signPayloadHexSync: (secret, timestamp, body) =>
     bytesToHex(hmacSha256(encoder.encode(secret), signedBytes(timestamp, body))),
-  sha256Base64Url: (text) => bytesToBase64Url(sha256(encoder.encode(text))),
   decodeUtf8: (bytes) => {
     try {
       return strictDecoder.decode(bytes);
