@@ -27,10 +27,12 @@ class Entry {
 }
 
 // Every answer is known synchronously, and the common ones are the same every time: they are handed out as
-// promises settled once, so a delivery allocates none (awaiting a settled promise costs one microtask).
-const CLAIMED: Promise<ClaimOutcome> = Promise.resolve(Object.freeze({ state: 'claimed' }));
-const TRUE = Promise.resolve(true);
-const FALSE = Promise.resolve(false);
+// promises settled once, so a delivery allocates none. The pipeline knows the two answers of a first
+// delivery by identity and reads their value without awaiting them (see handleOnce in handler.ts).
+export const CLAIMED: ClaimOutcome = Object.freeze({ state: 'claimed' });
+export const SETTLED_CLAIMED: Promise<ClaimOutcome> = Promise.resolve(CLAIMED);
+export const SETTLED_TRUE: Promise<boolean> = Promise.resolve(true);
+const SETTLED_FALSE = Promise.resolve(false);
 
 /**
  * A `DedupeStore` in this process's memory: exactly-once within one process, lost on restart.
@@ -98,30 +100,30 @@ export class MemoryDedupeStore implements DedupeStore {
     const entry = new Entry(key, token, fingerprint, now + leaseMs);
     this.#entries.set(key, entry);
     this.#queue.push(entry);
-    return CLAIMED;
+    return SETTLED_CLAIMED;
   }
 
   complete(key: string, token: string, retainMs: number): Promise<boolean> {
     const entry = this.#held(key, token);
-    if (entry === undefined) return FALSE;
+    if (entry === undefined) return SETTLED_FALSE;
     entry.token = undefined;
     // Updated in place, not re-inserted: a Map keeps a hole for every deletion until it next grows.
     entry.expiresAt = this.#now() + retainMs;
-    return TRUE;
+    return SETTLED_TRUE;
   }
 
   release(key: string, token: string): Promise<boolean> {
     const entry = this.#held(key, token);
-    if (entry === undefined) return FALSE;
+    if (entry === undefined) return SETTLED_FALSE;
     this.#entries.delete(key);
-    return TRUE;
+    return SETTLED_TRUE;
   }
 
   extend(key: string, token: string, leaseMs: number): Promise<boolean> {
     const entry = this.#held(key, token);
-    if (entry === undefined) return FALSE;
+    if (entry === undefined) return SETTLED_FALSE;
     entry.expiresAt = this.#now() + leaseMs;
-    return TRUE;
+    return SETTLED_TRUE;
   }
 
   #held(key: string, token: string): Entry | undefined {
