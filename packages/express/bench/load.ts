@@ -24,9 +24,9 @@ export interface AdapterBenchCheck {
 }
 
 export interface LoadOptions {
-  /** Seconds per measured run. Default 2. */
+  /** Seconds per measured run. Default 1.5. */
   durationSec?: number;
-  /** Rounds; each measures every route once, back to back. Default 9. */
+  /** Rounds; each measures every route once, back to back. Default 15. */
   rounds?: number;
   connections?: number;
 }
@@ -96,8 +96,8 @@ export async function compareRoutes(
   targets: RouteTarget[],
   options: LoadOptions = {},
 ): Promise<AdapterBenchCheck[]> {
-  const durationSec = options.durationSec ?? 2;
-  const rounds = options.rounds ?? 9;
+  const durationSec = options.durationSec ?? 1.5;
+  const rounds = options.rounds ?? 15;
   const connections = options.connections ?? 20;
   const measure = async (name: string, seconds: number) => {
     const app = await start();
