@@ -53,12 +53,14 @@ const plugin: FastifyPluginAsync<ServiceWebhookOptions> = async (app, options) =
       const webhookRequest = toWebhookRequest(request.raw, { fix: FIX, body: request.body as NodeBodySource });
       // Fastify refused the body before the route ran (over bodyLimit): the core still words the answer.
       if (refusal !== undefined) webhookRequest.rawBody = () => Promise.reject(refusal);
-      handle(webhookRequest)
-        .then(({ status, headers, body }) => {
+      // The core never rejects. The try keeps a fault in sending from becoming an unhandled rejection.
+      handle(webhookRequest).then(({ status, headers, body }) => {
+        try {
           reply.code(status).headers(headers).send(body);
-        })
-        // The core never rejects; this keeps a fault in sending from becoming an unhandled rejection.
-        .catch((error: unknown) => reply.send(error));
+        } catch (error) {
+          reply.send(error);
+        }
+      });
     };
     child.setErrorHandler((error, request, reply) => {
       if ((error as { code?: string }).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error;
