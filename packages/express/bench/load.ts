@@ -153,12 +153,16 @@ export async function compareRoutes(
  * const event = handRolledVerify(req.body, req.headers['x-service-signature']);
  * ```
  */
-export function handRolledVerify(body: Buffer, header: string | string[] | undefined): unknown {
+export function handRolledVerify(
+  body: Buffer,
+  header: string | string[] | undefined,
+  secret: string = BENCH_SECRET,
+): unknown {
   if (typeof header !== 'string') throw new Error('missing signature');
   const comma = header.indexOf(',');
   const t = header.slice(2, comma);
   const received = Buffer.from(header.slice(comma + 4), 'hex');
-  const expected = createHmac('sha256', BENCH_SECRET).update(`${t}.`).update(body).digest();
+  const expected = createHmac('sha256', secret).update(`${t}.`).update(body).digest();
   if (received.length !== expected.length || !timingSafeEqual(received, expected)) throw new Error('bad signature');
   if (Math.abs(Date.now() / 1000 - Number(t)) > 300) throw new Error('stale');
   return JSON.parse(body.toString('utf8'));
