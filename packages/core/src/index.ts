@@ -1,14 +1,47 @@
-export { compareAmounts, InvalidAmountError, toRawAmount } from './decimal.js';
-export type { ClaimOutcome, DedupeStore } from './dedupe-store.js';
-export { PaymentRejectedError, STATUS_BY_CODE, WebhookError, type WebhookErrorCode } from './errors.js';
-export { PAYMENT_PAID, type PaymentPaidEvent } from './event.js';
-export { createFetchHandler } from './fetch-handler.js';
-export { createWebhookHandler, type WebhookRequest, type WebhookRequestHandler } from './handler.js';
-export type { HandlerOptions, PaymentPaidContext } from './handler-options.js';
-export type { HeadersInput } from './headers.js';
-export type { WebhookLogger } from './logger.js';
-export { MemoryDedupeStore, type MemoryDedupeStoreOptions } from './memory-store.js';
-export type { RawBody } from './raw-body.js';
-export type { WebhookResponse } from './response.js';
-export { type SignWebhookInput, signWebhook } from './sign.js';
-export { type VerifiedDelivery, type VerifyOptions, verifyWebhook } from './verify.js';
+export { STATUS_BY_CODE, type WebhookErrorCode } from './errors/error-codes.js';
+export { PaymentRejectedError } from './errors/payment-rejected-error.js';
+export { WebhookError } from './errors/webhook-error.js';
+export { compareAmounts, InvalidAmountError, toRawAmount } from './event/decimal.js';
+export { fingerprintOf } from './event/fingerprint.js';
+export type { PaidPayment } from './event/paid-payment.js';
+export { PAYMENT_PAID, type PaymentPaidEvent } from './event/payment-paid-event.js';
+export { createFetchHandler } from './http/fetch-handler.js';
+export type { RawBody } from './http/raw-body.js';
+export type { WebhookResponse } from './http/response.js';
+export type { WebhookRequest } from './http/webhook-request.js';
+export type { WebhookLogger } from './observe/logger.js';
+export type { AttemptSource, Outcome, OutcomeKind } from './observe/outcome.js';
+export { AttemptStoppedError } from './pipeline/attempt-stopped-error.js';
+export type {
+  AttemptContext,
+  PaymentPaidContext,
+  ReconciliationContext,
+  WebhookContext,
+} from './pipeline/context.js';
+export { createWebhookHandler, type WebhookRequestHandler } from './pipeline/create-webhook-handler.js';
+export { defaultDedupeKey, type HandlerOptions } from './pipeline/handler-options.js';
+export type { PipelineOptions } from './pipeline/pipeline-options.js';
+export { StoreTimeoutError } from './pipeline/store-call.js';
+export {
+  createReconciler,
+  type ReadPayment,
+  type ReconcileOutcome,
+  type ReconcileReport,
+  type ReconcileResult,
+  type Reconciler,
+  type ReconcilerOptions,
+} from './reconcile/create-reconciler.js';
+export { type SignWebhookInput, signWebhook } from './sign/sign-webhook.js';
+export type { ClaimOutcome, DedupeStore } from './store/dedupe-store.js';
+export { MemoryDedupeStore, type MemoryDedupeStoreOptions } from './store/memory-store.js';
+export type {
+  InboxRecord,
+  TransactionalStore,
+  TransactionClaim,
+  TransactionSession,
+  TxOf,
+  WebhookStore,
+} from './store/transactional-store.js';
+export type { HeadersInput } from './verify/headers.js';
+export type { VerifyOptions } from './verify/verify-options.js';
+export { type VerifiedDelivery, type VerifyInput, verifyWebhook } from './verify/verify-webhook.js';

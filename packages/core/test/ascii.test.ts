@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isDecimal, isDigits, isVisibleAscii } from '../src/ascii.js';
+import { isDecimal, isDigits, isHex, isVisibleAscii } from '../src/util/ascii.js';
 
 // Strings made mostly of the characters that matter at the edges of each class.
 const edgy = fc.stringMatching(/^[0-9.\x20-\x22\x7d-\x7f\-+e/:]{0,90}$/);
@@ -32,6 +32,18 @@ describe('ascii checks equal the RegExps they stand for', () => {
     fc.assert(
       fc.property(any, fc.nat({ max: 5 }), (v, from) => {
         expect(isVisibleAscii(v, from)).toBe(/^[\x21-\x7e]*$/.test(v.slice(from)));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('isHex(v, n) is /^[0-9a-fA-F]{n}$/', () => {
+    // Hex digits and their neighbours in the ASCII table, control characters included.
+    const neighbours = [...'0123456789abcdefABCDEFgG/:@`', '\u0000', '\u0010', '\u007f', ' '];
+    const hexish = fc.array(fc.constantFrom(...neighbours), { maxLength: 12 }).map((cs) => cs.join(''));
+    fc.assert(
+      fc.property(fc.oneof(hexish, any), fc.integer({ min: 0, max: 12 }), (v, n) => {
+        expect(isHex(v, n)).toBe(new RegExp(`^[0-9a-fA-F]{${n}}$`).test(v));
       }),
       { numRuns: 5000 },
     );

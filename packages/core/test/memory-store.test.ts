@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryDedupeStore } from '../src/index.js';
 import { dedupeStoreConformance } from '../src/testing/index.js';
+import { recordingLogger } from './support/recording-logger.js';
 
 describe('MemoryDedupeStore: store conformance suite', () => {
   for (const c of dedupeStoreConformance(() => new MemoryDedupeStore())) it(c.name, c.run);
@@ -24,18 +25,39 @@ describe('MemoryDedupeStore: bounds and clock', () => {
     });
     c.advance(1);
     expect(await store.claim('k', 't2', 'fp', 1_000)).toEqual({ state: 'claimed' });
-    expect(await store.complete('k', 't2', 5_000)).toBe(true);
+    expect(await store.complete('k', 't2', 5_000, 'fp')).toBe(true);
     c.advance(4_999);
     expect((await store.claim('k', 't3', 'fp', 1_000)).state).toBe('completed');
     c.advance(1);
     expect((await store.claim('k', 't3', 'fp', 1_000)).state).toBe('claimed');
   });
 
+  it('keeps a completed key when the store is made while the clock reads 0 (Cloudflare Workers at module scope)', async () => {
+    // Workers freeze the clock at 0 while a module's top level runs; an origin read there put every later
+    // expiry past the packed record's 40 bits, and completed keys read as expired (duplicates credited).
+    let now = 0;
+    const store = new MemoryDedupeStore({ now: () => now });
+    now = Date.UTC(2026, 10, 23);
+    await store.claim('k', 't1', 'fp', 1_000);
+    expect(await store.complete('k', 't1', 86_400_000, 'fp')).toBe(true);
+    now += 86_399_999;
+    expect((await store.claim('k', 't2', 'fp', 1_000)).state).toBe('completed');
+    now += 1;
+    expect((await store.claim('k', 't2', 'fp', 1_000)).state).toBe('claimed');
+  });
+
+  it('keeps a completed key whose retention outlasts the packed expiry (never wraps to the past)', async () => {
+    const store = new MemoryDedupeStore();
+    await store.claim('k', 't1', 'fp', 1_000);
+    expect(await store.complete('k', 't1', 2 ** 41, 'fp')).toBe(true);
+    expect((await store.claim('k', 't2', 'fp', 1_000)).state).toBe('completed');
+  });
+
   it('holds at most maxEntries, forgetting the oldest completed key first', async () => {
-    const store = new MemoryDedupeStore({ maxEntries: 3 });
+    const store = new MemoryDedupeStore({ maxEntries: 3, logger: recordingLogger() });
     for (const k of ['a', 'b', 'c']) {
       await store.claim(k, 't', 'fp', 60_000);
-      await store.complete(k, 't', 60_000);
+      await store.complete(k, 't', 60_000, 'fp');
     }
     await store.claim('d', 't', 'fp', 60_000);
     expect(store.size).toBe(3);
@@ -45,10 +67,10 @@ describe('MemoryDedupeStore: bounds and clock', () => {
   });
 
   it('never evicts a lease in progress; when only leases are left it refuses the claim', async () => {
-    const store = new MemoryDedupeStore({ maxEntries: 3 });
+    const store = new MemoryDedupeStore({ maxEntries: 3, logger: recordingLogger() });
     await store.claim('busy', 't', 'fp', 60_000);
     await store.claim('done', 't', 'fp', 60_000);
-    await store.complete('done', 't', 60_000);
+    await store.complete('done', 't', 60_000, 'fp');
     await store.claim('busy2', 't', 'fp', 60_000);
     await store.claim('new', 't', 'fp', 60_000); // evicts 'done', not 'busy'
     expect((await store.claim('busy', 'x', 'fp', 60_000)).state).toBe('in-progress');
@@ -60,7 +82,7 @@ describe('MemoryDedupeStore: bounds and clock', () => {
     const store = new MemoryDedupeStore({ now: c.now });
     for (let i = 0; i < 100; i++) {
       await store.claim(`old${i}`, 't', 'fp', 1_000);
-      await store.complete(`old${i}`, 't', 1_000);
+      await store.complete(`old${i}`, 't', 1_000, 'fp');
     }
     c.advance(10_000);
     for (let i = 0; i < 100; i++) await store.claim(`new${i}`, 't', 'fp', 60_000);
@@ -73,11 +95,48 @@ describe('MemoryDedupeStore: bounds and clock', () => {
     await store.claim('long-running', 't', 'fp', 1_000_000);
     for (let i = 0; i < 5; i++) {
       await store.claim(`old${i}`, 't', 'fp', 1_000);
-      await store.complete(`old${i}`, 't', 1_000);
+      await store.complete(`old${i}`, 't', 1_000, 'fp');
     }
     c.advance(10_000);
     await store.claim('trigger', 't', 'fp', 60_000);
     expect(store.size).toBe(2);
+  });
+
+  it('regression: never forgets an unexpired completed key silently; logs it, rate-limited, with its age', async () => {
+    const c = clock();
+    const logger = recordingLogger();
+    const store = new MemoryDedupeStore({ maxEntries: 2, now: c.now, logger });
+    for (const k of ['a', 'b']) {
+      await store.claim(k, 't', 'fp', 60_000);
+      await store.complete(k, 't', 3_600_000, 'fp');
+    }
+    c.advance(42_000);
+    await store.claim('c', 't', 'fp', 60_000); // evicts 'a', 42 s old
+    const [first] = logger.at('warn');
+    expect(first?.fields).toMatchObject({ key: 'a', ageMs: 42_000, maxEntries: 2 });
+    expect(first?.message).toMatch(/forgot a completed key 42 s old.*late duplicate.*Raise maxEntries/);
+    // A flood of evictions is one line, then a count when the window closes.
+    for (let i = 0; i < 50; i++) {
+      await store.complete('c', 't', 3_600_000, 'fp');
+      await store.claim(`k${i}`, 't', 'fp', 60_000);
+      await store.complete(`k${i}`, 't', 3_600_000, 'fp');
+    }
+    expect(logger.at('warn')).toHaveLength(1);
+    c.advance(10_001);
+    await store.claim('after-window', 't', 'fp', 60_000);
+    const lines = logger.at('warn');
+    expect(lines.some((l) => /\d+ more completed keys were forgotten/.test(l.message))).toBe(true);
+  });
+
+  it('an expired key does not count as an eviction: no warning', async () => {
+    const c = clock();
+    const logger = recordingLogger();
+    const store = new MemoryDedupeStore({ maxEntries: 1, now: c.now, logger });
+    await store.claim('a', 't', 'fp', 60_000);
+    await store.complete('a', 't', 1_000, 'fp');
+    c.advance(2_000);
+    await store.claim('b', 't', 'fp', 60_000);
+    expect(logger.at('warn')).toEqual([]);
   });
 
   it('refuses a bad maxEntries', () => {
@@ -88,12 +147,12 @@ describe('MemoryDedupeStore: bounds and clock', () => {
 
 describe('MemoryDedupeStore at scale (regression: eviction walked the Map over deleted-entry holes)', () => {
   it('keeps evicting the oldest completed key, in order, through 50,000 claims of a full store', async () => {
-    const store = new MemoryDedupeStore({ maxEntries: 1_000 });
+    const store = new MemoryDedupeStore({ maxEntries: 1_000, logger: recordingLogger() });
     for (let i = 0; i < 50_000; i++) {
       await store.claim(`k${i}`, 't', 'fp', 60_000);
       // Churn: every tenth delivery fails and is released, the rest complete.
       if (i % 10 === 0) await store.release(`k${i}`, 't');
-      else await store.complete(`k${i}`, 't', 60_000);
+      else await store.complete(`k${i}`, 't', 60_000, 'fp');
     }
     expect(store.size).toBeLessThanOrEqual(1_000);
     // The newest completed keys are remembered, the oldest forgotten.
@@ -103,13 +162,13 @@ describe('MemoryDedupeStore at scale (regression: eviction walked the Map over d
   });
 
   it('never evicts a lease, even when it has sat at the head through many evictions', async () => {
-    const store = new MemoryDedupeStore({ maxEntries: 100 });
+    const store = new MemoryDedupeStore({ maxEntries: 100, logger: recordingLogger() });
     await store.claim('slow-handler', 't', 'fp', 600_000);
     for (let i = 0; i < 5_000; i++) {
       await store.claim(`k${i}`, 't', 'fp', 60_000);
-      await store.complete(`k${i}`, 't', 60_000);
+      await store.complete(`k${i}`, 't', 60_000, 'fp');
     }
     expect((await store.claim('slow-handler', 'other', 'fp', 60_000)).state).toBe('in-progress');
-    expect(await store.complete('slow-handler', 't', 60_000)).toBe(true);
+    expect(await store.complete('slow-handler', 't', 60_000, 'fp')).toBe(true);
   });
 });

@@ -3,8 +3,7 @@
  *
  * Received uppercase A-F is accepted: `c | ((c >> 6) << 5)` ORs 0x20 into characters from 0x40 up (A-F
  * become a-f) and leaves everything below 0x40 alone (digits stay digits, and no control character can
- * fold into one). So a `true` here also proves the received value was 64 hex digits, which is what lets
- * the header parser skip that check on its fast path. No branch depends on the data.
+ * fold into one). No branch depends on the data.
  */
 export function timingSafeEqualHex(expectedLowercase: string, received: string): boolean {
   if (expectedLowercase.length !== received.length) return false;

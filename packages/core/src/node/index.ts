@@ -1,3 +1,5 @@
+export { bodyTooLarge } from '../http/body-limit.js';
+export { clientDisconnected } from '../http/client-disconnected.js';
 export {
   type NodeBodySource,
   type NodeRequestLike,

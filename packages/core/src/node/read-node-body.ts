@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { bodyTooLarge, concatBytes } from '../body-limit.js';
-import { WebhookError } from '../errors.js';
-import type { WebhookRequest } from '../handler.js';
-import type { RawBody } from '../raw-body.js';
+import { WebhookError } from '../errors/webhook-error.js';
+import { bodyTooLarge, concatBytes } from '../http/body-limit.js';
+import { clientDisconnected } from '../http/client-disconnected.js';
+import type { RawBody } from '../http/raw-body.js';
+import type { WebhookRequest } from '../http/webhook-request.js';
 
 /**
  * The parts of a Node request (`http.IncomingMessage`, Express's `req`, Fastify's `request.raw`, a Next.js
@@ -137,7 +138,8 @@ export function readNodeBody(
       if (total > maxBytes) {
         cleanup();
         chunks.length = 0;
-        // Keep draining without listeners: memory stays flat and a keep-alive connection stays usable.
+        // Whatever still arrives is dropped as it comes, and only until the 413 (sent with `connection: close`)
+        // has gone out and Node closes the socket: nothing past the limit is kept or waited for.
         req.resume();
         reject(bodyTooLarge(maxBytes));
         return;
@@ -148,12 +150,13 @@ export function readNodeBody(
       cleanup();
       resolve(concatBytes(chunks, total));
     };
+    // A stream error mid-body is the client resetting the connection: nothing to answer, logged at debug.
     const onError = (error: unknown) => {
       cleanup();
-      reject(error);
+      reject(error instanceof WebhookError ? error : clientDisconnected(error));
     };
     // 'close' before 'end' means the client went away mid-body: fail now rather than wait forever.
-    const onClose = () => onError(new Error('The request was closed before its body was complete.'));
+    const onClose = () => onError(clientDisconnected());
     const cleanup = () => {
       req.removeListener('data', onData);
       req.removeListener('end', onEnd);

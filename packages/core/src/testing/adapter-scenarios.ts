@@ -1,5 +1,5 @@
-import type { PaymentPaidEvent } from '../event.js';
-import { signWebhook } from '../sign.js';
+import type { PaymentPaidEvent } from '../event/payment-paid-event.js';
+import { signWebhook } from '../sign/sign-webhook.js';
 import type { ConformanceCase } from './conformance.js';
 import { samplePaymentPaidEvent } from './sample-event.js';
 

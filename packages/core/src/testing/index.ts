@@ -8,5 +8,13 @@ export {
   type ScenarioRequest,
   type ScenarioResponse,
 } from './adapter-scenarios.js';
-export { type ConformanceCase, dedupeStoreConformance, type StoreUnderTest } from './conformance.js';
+export {
+  type ConformanceCase,
+  dedupeStoreConformance,
+  type StoreUnderTest,
+  type TransactionalWrites,
+  transactionalStoreConformance,
+} from './conformance.js';
+export { type RefusalCase, refusalCases } from './refusal-cases.js';
 export { samplePaymentPaidEvent } from './sample-event.js';
+export { type CollectedLogLine, type SocketTarget, socketScenarios } from './socket-scenarios.js';

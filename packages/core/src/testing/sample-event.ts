@@ -1,4 +1,4 @@
-import type { PaymentPaidEvent } from '../event.js';
+import type { PaymentPaidEvent } from '../event/payment-paid-event.js';
 
 let counter = 0;
 

@@ -26,7 +26,7 @@ async function rejection(promise: Promise<unknown>): Promise<WebhookError> {
   throw new Error('expected a WebhookError');
 }
 
-function withSignature(headers: Record<string, string>, signature: string | string[] | undefined) {
+function withSignature(headers: Record<string, string>, signature: string | string[] | null | undefined) {
   return { ...headers, 'x-service-signature': signature } as Record<string, string | string[] | undefined>;
 }
 
@@ -95,7 +95,12 @@ export function verificationSuite(): void {
     it.each([
       ['missing', undefined, 'MISSING_SIGNATURE'],
       ['empty', '', 'MISSING_SIGNATURE'],
-      ['blank', '   ', 'MISSING_SIGNATURE'],
+      ['null', null, 'MISSING_SIGNATURE'],
+      ['blank', '   ', 'MALFORMED_SIGNATURE'],
+      ['space after the comma (Stripe: malformed)', `t=${T}, v1=${'a'.repeat(64)}`, 'MALFORMED_SIGNATURE'],
+      ['space before the comma', `t=${T} ,v1=${'a'.repeat(64)}`, 'MALFORMED_SIGNATURE'],
+      ['a leading space', ` t=${T},v1=${'a'.repeat(64)}`, 'MALFORMED_SIGNATURE'],
+      ['a tab inside', `t=${T},v1=\t${'a'.repeat(64)}`, 'MALFORMED_SIGNATURE'],
       ['junk', 'i am not a signature', 'MALFORMED_SIGNATURE'],
       ['only other schemes', `t=${T},v0=${'a'.repeat(64)},v2=${'b'.repeat(64)}`, 'MALFORMED_SIGNATURE'],
       ['no t', `v1=${'a'.repeat(64)}`, 'MALFORMED_SIGNATURE'],
@@ -130,14 +135,26 @@ export function verificationSuite(): void {
       expect(error.message).toContain('v0');
     });
 
-    it('passes when one valid v1 stands among invalid ones, in any position, with spaces after commas', async () => {
+    it('regression: a correct signature behind a space after the comma is still malformed (no whitespace skipped)', async () => {
+      const { body, headers } = signed();
+      const error = await rejection(
+        verifyWebhook(
+          { rawBody: body, headers: withSignature(headers, `t=${T}, v1=${v1Of(headers)}`) },
+          { secret: SECRET, now: atT() },
+        ),
+      );
+      expect(error.code).toBe('MALFORMED_SIGNATURE');
+      expect(error.message).toMatch(/whitespace/);
+    });
+
+    it('passes when one valid v1 stands among invalid ones, in any position, beside other schemes', async () => {
       const { body, headers } = signed();
       const good = v1Of(headers);
       const bad = 'f'.repeat(64);
       for (const header of [
         `t=${T},v1=${bad},v1=${good}`,
         `v1=${good},t=${T},v1=${bad}`,
-        `t=${T}, v1=${bad}, v1=${good}, v2=zz`,
+        `t=${T},v1=${bad},v1=${good},v2=zz`,
       ]) {
         await expect(
           verifyWebhook({ rawBody: body, headers: withSignature(headers, header) }, { secret: SECRET, now: atT() }),
@@ -214,11 +231,19 @@ export function verificationSuite(): void {
       ).resolves.toBeDefined();
     });
 
-    it('hints at whitespace around the configured secret', async () => {
+    it('refuses a configured secret with whitespace around it, saying so (never using it as a key)', async () => {
       const { body, headers } = signed();
       const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: `${SECRET}\n`, now: atT() }));
+      expect(error.code).toBe('INVALID_OPTIONS');
+      expect(error.message).toMatch(/leading or trailing whitespace/);
+      expect(error.message).not.toContain(SECRET);
+    });
+
+    it('hints that a secret shaped like an API secret is the wrong one', async () => {
+      const { body, headers } = signed();
+      const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: 'sk_test_api', now: atT() }));
       expect(error.code).toBe('SIGNATURE_MISMATCH');
-      expect(error.message).toMatch(/whitespace/);
+      expect(error.message).toMatch(/looks like an API secret/);
     });
 
     it('never puts the secret, the signature or the body in a message', async () => {
@@ -456,12 +481,54 @@ export function verificationSuite(): void {
       ['an empty secret', { secret: '' }],
       ['an empty secret list', { secret: [] }],
       ['a list with an empty secret', { secret: ['a', ''] }],
+      ['a whitespace-only secret', { secret: ' ' }],
+      ['a newline secret', { secret: '\n' }],
+      ['a list with a blank slot', { secret: ['whsec_ok', '  '] }],
+      ['a secret that is not a string', { secret: 42 }],
+      ['a list holding a non-string', { secret: ['whsec_ok', null] }],
       ['a negative tolerance', { secret: 's', toleranceSec: -1 }],
       ['a NaN tolerance', { secret: 's', toleranceSec: Number.NaN }],
     ])('refuses options with %s', async (_, options) => {
       const { body, headers } = signed();
       const error = await rejection(verifyWebhook({ rawBody: body, headers }, options as never));
       expect(error.code).toBe('INVALID_OPTIONS');
+    });
+
+    it('regression: a clock that returns anything but a finite number fails closed', async () => {
+      const { body, headers } = signed();
+      for (const now of [() => Number.NaN, () => Number.POSITIVE_INFINITY, () => '1763719200000', () => undefined]) {
+        const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: now as never }));
+        expect(error.code).toBe('INVALID_OPTIONS');
+        expect(error.message).toMatch(/options\.now\(\)/);
+      }
+    });
+
+    it('regression: headers of any shape (Map, non-string values, nested lists) get a coded refusal, never a TypeError', async () => {
+      const { body, headers } = signed();
+      const sig = headers['x-service-signature'] as string;
+      const shapes: Array<[unknown, string]> = [
+        [new Map<string, unknown>([['x-service-signature', 42]]), 'MALFORMED_SIGNATURE'],
+        [new Map<string, unknown>([['x-service-signature', { v1: 'x' }]]), 'MALFORMED_SIGNATURE'],
+        [new Map<string, unknown>([['x-service-signature', null]]), 'MISSING_SIGNATURE'],
+        [{ ...headers, 'x-service-signature': 12345 }, 'MALFORMED_SIGNATURE'],
+        [{ ...headers, 'x-service-signature': [[sig]] }, 'MALFORMED_SIGNATURE'],
+        [{ ...headers, 'x-service-signature': [] }, 'MISSING_SIGNATURE'],
+        [{ ...headers, 'x-service-delivery': ['dl_1', 'dl_2'] }, 'MISSING_DELIVERY_ID'],
+        [{ ...headers, 'x-service-event': 7 }, 'EVENT_MISMATCH'],
+        ['a string', 'MISSING_SIGNATURE'],
+        [42, 'MISSING_SIGNATURE'],
+      ];
+      for (const [shape, code] of shapes) {
+        const error = await rejection(
+          verifyWebhook({ rawBody: body, headers: shape as never }, { secret: SECRET, now: atT() }),
+        );
+        expect(error.code).toBe(code);
+      }
+      // A Map is read case-insensitively, like every other shape.
+      const map = new Map(Object.entries(headers).map(([k, v]) => [k.toUpperCase(), v]));
+      await expect(
+        verifyWebhook({ rawBody: body, headers: map }, { secret: SECRET, now: atT() }),
+      ).resolves.toBeDefined();
     });
 
     it('refuses missing headers without throwing anything but WebhookError', async () => {

@@ -1,0 +1,123 @@
+import { isDecimal, isDigits } from '../util/ascii.js';
+
+/**
+ * One field of a payment as the spec states it: the check (a type guard, so the field's TypeScript type is
+ * derived from it) and the rule in words for the error message. The event type, the read payment and their
+ * validators are all built from these, so a type and its runtime check cannot drift apart.
+ */
+export interface FieldRule<T> {
+  check: (value: unknown) => value is T;
+  rule: string;
+}
+
+/** The TypeScript type a rule checks for. */
+export type FieldType<R> = R extends FieldRule<infer T> ? T : never;
+
+const MAX_TEXT = 256;
+// 78 digits hold any uint256 amount.
+const MAX_DIGITS = 78;
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+const rule = <T>(check: (value: unknown) => value is T, words: string): FieldRule<T> => ({ check, rule: words });
+
+const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= MAX_TEXT;
+
+/** A non-empty string of at most 256 characters. */
+export const text = rule(isText, `must be a non-empty string of at most ${MAX_TEXT} characters`);
+
+/** `p_` and at least one more character. */
+export const paymentIdRule = rule(
+  (v): v is string => isText(v) && v.length > 2 && v.charCodeAt(0) === 0x70 && v.charCodeAt(1) === 0x5f,
+  'must be a string that starts with "p_"',
+);
+
+/** A decimal string such as `12.50`: digits, optionally a dot and more digits; no sign or exponent. */
+export const decimalRule = rule(
+  (v): v is string => typeof v === 'string' && isDecimal(v, MAX_DIGITS),
+  'must be a decimal string such as "12.5" (not a JSON number)',
+);
+
+/** Integer digits only. */
+export const digitsRule = rule(
+  (v): v is string => typeof v === 'string' && isDigits(v, MAX_DIGITS),
+  'must be a string of digits',
+);
+
+/** A string of digits, or null when no on-chain record exists. */
+export const digitsOrNullRule = rule(
+  (v): v is string | null => v === null || digitsRule.check(v),
+  'must be a string of digits or null',
+);
+
+/** An integer >= 0, or null when no on-chain record exists. */
+export const countOrNullRule = rule(
+  (v): v is number | null => v === null || (Number.isSafeInteger(v) && (v as number) >= 0),
+  'must be an integer >= 0 or null',
+);
+
+/** `YYYY-MM-DDTHH:mm:ss.sssZ`, a real calendar date and time of day. */
+export const isoMillisRule = rule(
+  (v): v is string => typeof v === 'string' && isIsoMillis(v),
+  'must be an ISO 8601 UTC timestamp with milliseconds, such as 2026-01-31T12:00:00.000Z',
+);
+
+/** The number in `v` from `at` for `length` digits, or -1 if any of them is not a digit. */
+function digitsAt(v: string, at: number, length: number): number {
+  let n = 0;
+  for (let i = at; i < at + length; i++) {
+    const c = v.charCodeAt(i) - 0x30;
+    if (c < 0 || c > 9) return -1;
+    n = n * 10 + c;
+  }
+  return n;
+}
+
+function isIsoMillis(v: string): boolean {
+  if (v.length !== 24) return false;
+  if (
+    v.charCodeAt(4) !== 0x2d || // -
+    v.charCodeAt(7) !== 0x2d ||
+    v.charCodeAt(10) !== 0x54 || // T
+    v.charCodeAt(13) !== 0x3a || // :
+    v.charCodeAt(16) !== 0x3a ||
+    v.charCodeAt(19) !== 0x2e || // .
+    v.charCodeAt(23) !== 0x5a // Z
+  ) {
+    return false;
+  }
+  const year = digitsAt(v, 0, 4);
+  const month = digitsAt(v, 5, 2);
+  const day = digitsAt(v, 8, 2);
+  const hour = digitsAt(v, 11, 2);
+  const minute = digitsAt(v, 14, 2);
+  const second = digitsAt(v, 17, 2);
+  if (year < 0 || digitsAt(v, 20, 3) < 0 || hour < 0 || hour > 23 || minute < 0 || minute > 59) return false;
+  if (second < 0 || second > 59 || month < 1 || month > 12 || day < 1) return false;
+  if (day > (DAYS_IN_MONTH[month - 1] as number)) return false;
+  return !(month === 2 && day === 29 && !(year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)));
+}
+
+/** A record of field rules. */
+export type FieldRules = Readonly<Record<string, FieldRule<unknown>>>;
+
+/** The object type a record of rules describes; homomorphic, so each field keeps its documentation. */
+export type Described<R extends FieldRules> = { [K in keyof R]: FieldType<R[K]> };
+
+/**
+ * A validator for an object described by `rules`: `matches` for the common, valid case (no allocation), and
+ * `problems` to word every broken rule at once when it says no. Both walk the same rules.
+ */
+export function validatorOf<R extends FieldRules>(rules: R) {
+  const entries = Object.entries(rules) as Array<[string, FieldRule<unknown>]>;
+  return {
+    matches(body: Record<string, unknown>): body is Record<string, unknown> & Described<R> {
+      for (const [name, field] of entries) if (!field.check(body[name])) return false;
+      return true;
+    },
+    problems(body: Record<string, unknown>): string[] {
+      return entries
+        .filter(([name, field]) => !field.check(body[name]))
+        .map(([name, field]) => `${name} ${field.rule}`);
+    },
+  };
+}

@@ -1,0 +1,235 @@
+import { STATUS_BY_CODE, type WebhookErrorCode } from '../errors/error-codes.js';
+import type { WebhookError } from '../errors/webhook-error.js';
+import type { AttemptResult } from '../pipeline/attempt.js';
+import { safeLog, type WebhookLogger } from './logger.js';
+import type { AttemptSource, Outcome, OutcomeKind } from './outcome.js';
+import { RateLimiter } from './rate-limit.js';
+
+/** What is known about the payment an outcome is about (nothing, before the signature passed). */
+export interface ReportSubject {
+  readonly source: AttemptSource;
+  readonly startedAt: number;
+  readonly paymentId?: string | undefined;
+  readonly deliveryId?: string | undefined;
+  /** Fields every log line about it carries (key, order number). */
+  readonly logFields?: Record<string, unknown> | undefined;
+}
+
+const UNAUTHORIZED_LOG_PERIOD_MS = 10_000;
+
+/** The level each outcome of an attempt is logged at (design.md section 8). */
+const LEVEL_OF: Record<AttemptResult['outcome'], 'debug' | 'info' | 'error'> = {
+  credited: 'info',
+  duplicate: 'debug',
+  'in-progress': 'debug',
+  rejected: 'error',
+  conflict: 'error',
+  failed: 'error',
+  timeout: 'error',
+  unavailable: 'error',
+};
+
+const MESSAGES: Record<AttemptResult['outcome'], string> = {
+  credited: 'Payment credited.',
+  duplicate: 'Duplicate of a payment handled before; not handled again.',
+  rejected: 'Payment rejected by onPaymentPaid; recorded as handled, not credited.',
+  'in-progress': 'Another attempt of this payment is running; answered 409 so the sender retries later.',
+  conflict:
+    'ALERT: this payment was seen before with different payment fields (orderNo, tokenSymbol or amount); not handled.',
+  failed: 'onPaymentPaid failed; nothing recorded, the sender will retry.',
+  timeout:
+    'onPaymentPaid was still running at handlerTimeoutMs: ctx.signal aborted and the attempt given up (not released: a retry after the lease runs it again).',
+  unavailable: 'The store did not answer in time; answered 503 so the sender retries later.',
+};
+
+/**
+ * Turns every outcome into one log line at the level section 8 of the design gives it, and one call of
+ * `onOutcome`. Refusals at warn (401s rate-limited per code: the first, then a count every 10 s, so a
+ * scanner cannot flood the log); credits at info; duplicates and busy answers at debug; conflicts,
+ * rejections, timeouts and failures at error. A few refusals mean the merchant's setup is wrong rather than
+ * the request: for those a hint with the fix is logged once, at error.
+ */
+export class Reporter {
+  readonly #unauthorized: RateLimiter;
+  readonly #hinted = new Set<string>();
+
+  constructor(
+    private readonly logger: WebhookLogger,
+    private readonly onOutcome: ((outcome: Outcome) => void | Promise<void>) | undefined,
+    private readonly now: () => number,
+    /** Said once when signatures do not match although they are well-formed (a setup mistake, likely). */
+    private readonly mismatchHint: string | undefined,
+  ) {
+    this.#unauthorized = new RateLimiter(UNAUTHORIZED_LOG_PERIOD_MS, (code, suppressed) =>
+      safeLog(
+        logger,
+        'warn',
+        { code, status: STATUS_BY_CODE[code as WebhookErrorCode], suppressed },
+        `${suppressed} more deliveries were refused with ${code} in the last ${UNAUTHORIZED_LOG_PERIOD_MS / 1000} s.`,
+      ),
+    );
+  }
+
+  /** A request refused before any payment was looked at, or acknowledged without one (another event). */
+  refusal(error: WebhookError, subject: ReportSubject): void {
+    const fields = { code: error.code, status: error.status };
+    if (error.code === 'UNSUPPORTED_EVENT') {
+      safeLog(this.logger, 'debug', fields, error.message);
+      this.#emit('ignored', subject, error.code);
+      return;
+    }
+    if (error.code === 'CLIENT_DISCONNECTED') {
+      // The client went away mid-body: nothing to answer, and nothing the merchant must act on.
+      safeLog(this.logger, 'debug', fields, error.message);
+    } else if (error.code === 'INVALID_OPTIONS') {
+      // Not the request's fault: this server is misconfigured (a broken clock), so every delivery fails.
+      safeLog(this.logger, 'error', fields, `Could not check a delivery: ${error.message}`);
+    } else if (error.status !== 401 || this.#unauthorized.admit(error.code)) {
+      const what = subject.source === 'webhook' ? 'Refused a delivery' : 'Could not reconcile a payment';
+      safeLog(this.logger, 'warn', { ...subject.logFields, ...fields }, `${what}: ${error.message}`);
+    }
+    this.#hintOnce(error);
+    const failed = error.code === 'INVALID_OPTIONS' || error.code === 'PAYMENT_READ_FAILED';
+    this.#emit(failed ? 'failed' : 'refused', subject, error.code);
+  }
+
+  /** A reconciled payment the service does not say is PAID: nothing to do yet. */
+  notPaid(subject: ReportSubject, status: string): void {
+    safeLog(
+      this.logger,
+      'debug',
+      { ...subject.logFields, paymentStatus: status },
+      'Payment not paid yet; nothing to reconcile.',
+    );
+    this.#emit('ignored', subject, undefined);
+  }
+
+  /** How an exactly-once attempt ended. */
+  attempt(result: AttemptResult, subject: ReportSubject): void {
+    const code = codeOf(result);
+    const level = LEVEL_OF[result.outcome];
+    // Most deliveries are credits and duplicates, logged at info and debug: with a logger that has no such
+    // level (the console default), no fields are built at all.
+    if (this.logger[level] !== undefined) this.#logAttempt(result, subject, code, level);
+    this.#emit(result.outcome, subject, code, 'handlerMs' in result ? result.handlerMs : undefined);
+  }
+
+  #logAttempt(
+    result: AttemptResult,
+    subject: ReportSubject,
+    code: WebhookErrorCode | undefined,
+    level: 'debug' | 'info' | 'error',
+  ): void {
+    const status = code === undefined ? 200 : STATUS_BY_CODE[code];
+    const fields: Record<string, unknown> = {
+      ...subject.logFields,
+      ...(code === undefined ? {} : { code }),
+      status,
+      ...('handlerMs' in result ? { handlerMs: result.handlerMs } : {}),
+      ...(subject.source === 'reconciliation' ? { source: subject.source } : {}),
+    };
+    switch (result.outcome) {
+      case 'credited':
+      case 'duplicate':
+      case 'in-progress':
+        safeLog(this.logger, level, fields, MESSAGES[result.outcome]);
+        break;
+      case 'rejected':
+        safeLog(this.logger, 'error', { ...fields, reason: result.reason }, MESSAGES.rejected);
+        break;
+      case 'conflict':
+        safeLog(this.logger, 'error', { ...fields, alert: true }, MESSAGES.conflict);
+        break;
+      case 'failed':
+      case 'unavailable':
+        safeLog(this.logger, 'error', { ...fields, err: result.error }, failureMessage(result));
+        break;
+      case 'timeout':
+        safeLog(this.logger, level, fields, MESSAGES.timeout);
+        break;
+    }
+  }
+
+  /** Something nobody expected broke; the answer is a 500 and the sender retries. */
+  unexpected(error: unknown, subject: ReportSubject): void {
+    safeLog(
+      this.logger,
+      'error',
+      { ...subject.logFields, code: 'HANDLER_FAILED', status: 500, err: error },
+      'Unexpected error in the webhook pipeline; answered 500 so the sender retries.',
+    );
+    this.#emit('failed', subject, 'HANDLER_FAILED');
+  }
+
+  /** Logs a refusal's fix once per handler, where the refusal means the setup (not the request) is wrong. */
+  #hintOnce(error: WebhookError): void {
+    let hint: string | undefined;
+    if (error.code === 'RAW_BODY_UNAVAILABLE') hint = error.message;
+    else if (error.code === 'SIGNATURE_MISMATCH') hint = this.mismatchHint;
+    else if (error.code === 'TIMESTAMP_OUT_OF_TOLERANCE') {
+      hint =
+        "A correctly signed delivery was outside the time window. If this keeps happening, this server's clock is wrong: check that it is synchronised (NTP).";
+    }
+    if (hint === undefined || this.#hinted.has(error.code)) return;
+    this.#hinted.add(error.code);
+    safeLog(this.logger, 'error', { code: error.code, status: error.status, hint: true }, `Setup problem? ${hint}`);
+  }
+
+  #emit(outcome: OutcomeKind, subject: ReportSubject, code: WebhookErrorCode | undefined, handlerMs?: number): void {
+    const hook = this.onOutcome;
+    if (hook === undefined) return;
+    const report: Outcome = {
+      outcome,
+      status: code === undefined ? 200 : STATUS_BY_CODE[code],
+      source: subject.source,
+      durationMs: this.now() - subject.startedAt,
+    };
+    if (code !== undefined) report.code = code;
+    if (subject.paymentId !== undefined) report.paymentId = subject.paymentId;
+    if (subject.deliveryId !== undefined) report.deliveryId = subject.deliveryId;
+    if (handlerMs !== undefined) report.handlerMs = handlerMs;
+    try {
+      const returned = hook(report);
+      if (typeof (returned as PromiseLike<void> | undefined)?.then === 'function') {
+        (returned as Promise<void>).then(undefined, (error: unknown) => this.#hookFailed(error));
+      }
+    } catch (error) {
+      this.#hookFailed(error);
+    }
+  }
+
+  #hookFailed(error: unknown): void {
+    safeLog(this.logger, 'error', { err: error }, 'onOutcome threw; the answer is unchanged.');
+  }
+}
+
+/** The error code of an attempt's outcome, where it has one. */
+export function codeOf(result: AttemptResult): WebhookErrorCode | undefined {
+  switch (result.outcome) {
+    case 'in-progress':
+      return 'DELIVERY_IN_PROGRESS';
+    case 'conflict':
+      return 'PAYLOAD_CONFLICT';
+    case 'failed':
+      return result.code;
+    case 'timeout':
+      return 'HANDLER_TIMEOUT';
+    case 'unavailable':
+      return 'STORE_UNAVAILABLE';
+    default:
+      return undefined;
+  }
+}
+
+/** The HTTP status an attempt's outcome is answered with. */
+export function statusOf(result: AttemptResult): number {
+  const code = codeOf(result);
+  return code === undefined ? 200 : STATUS_BY_CODE[code];
+}
+
+function failureMessage(result: Extract<AttemptResult, { outcome: 'failed' | 'unavailable' }>): string {
+  if (result.outcome === 'unavailable') return MESSAGES.unavailable;
+  return result.code === 'COMMIT_FAILED'
+    ? 'The transaction could not be committed; nothing was credited, the sender will retry.'
+    : MESSAGES.failed;
+}

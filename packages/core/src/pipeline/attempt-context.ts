@@ -1,0 +1,55 @@
+import type { AttemptSource } from '../observe/outcome.js';
+import type { AttemptContext } from './context.js';
+import type { RunningAttempt } from './running-attempts.js';
+
+/**
+ * The `ctx` handed to `onPaymentPaid`: exactly the fields of design.md section 2, nothing of the lease
+ * behind them (the attempt is a private field). A class, not an object literal: `signal` and
+ * `confirmLease` are getters that make their object on first use (an AbortController, a bound function),
+ * because most handlers use neither and a delivery's allocations are a large part of its cost; V8 builds
+ * class getters on its fast path, unlike accessors in an object literal. Destructuring works as usual:
+ * `const { signal, confirmLease } = ctx`.
+ */
+export class HandlerContext implements AttemptContext {
+  readonly #attempt: RunningAttempt;
+  readonly #confirm: (attempt: RunningAttempt) => Promise<void>;
+  #confirmLease: (() => Promise<void>) | undefined;
+
+  constructor(
+    readonly deliveryId: string | undefined,
+    readonly timestamp: number,
+    readonly source: AttemptSource,
+    attempt: RunningAttempt,
+    confirm: (attempt: RunningAttempt) => Promise<void>,
+  ) {
+    this.#attempt = attempt;
+    this.#confirm = confirm;
+  }
+
+  get signal(): AbortSignal {
+    return this.#attempt.signal;
+  }
+
+  get confirmLease(): () => Promise<void> {
+    if (this.#confirmLease === undefined) {
+      const attempt = this.#attempt;
+      const confirm = this.#confirm;
+      this.#confirmLease = () => confirm(attempt);
+    }
+    return this.#confirmLease;
+  }
+}
+
+/** The context with a transactional store: the handler writes through `tx`, the store's transaction. */
+export class TransactionContext<Tx> extends HandlerContext {
+  constructor(
+    deliveryId: string | undefined,
+    timestamp: number,
+    source: AttemptSource,
+    attempt: RunningAttempt,
+    confirm: (attempt: RunningAttempt) => Promise<void>,
+    readonly tx: Tx,
+  ) {
+    super(deliveryId, timestamp, source, attempt, confirm);
+  }
+}

@@ -1,0 +1,75 @@
+import { WebhookError } from '../errors/webhook-error.js';
+import type { PaidPayment } from '../event/paid-payment.js';
+import type { PaymentPaidEvent } from '../event/payment-paid-event.js';
+import type { DedupeStore } from '../store/dedupe-store.js';
+import type { TxOf, WebhookStore } from '../store/transactional-store.js';
+import { type ResolvedVerifyOptions, resolveVerifyOptions, type VerifyOptions } from '../verify/verify-options.js';
+import type { WebhookContext } from './context.js';
+import {
+  type PipelineOptions,
+  positiveOption,
+  type ResolvedPipelineOptions,
+  resolvePipelineOptions,
+} from './pipeline-options.js';
+
+/**
+ * Options of `createWebhookHandler`, `createFetchHandler` and every adapter. Generic over the store, so
+ * `ctx.tx` is typed when the store is transactional.
+ *
+ * @example
+ * ```ts
+ * const options: HandlerOptions = {
+ *   secret: process.env.SERVICE_WEBHOOK_SECRET!,
+ *   onPaymentPaid: async (event, ctx) => creditOrder(event.orderNo, event.paymentId, ctx.signal),
+ * };
+ * ```
+ */
+export interface HandlerOptions<S extends WebhookStore = DedupeStore> extends VerifyOptions, PipelineOptions<S> {
+  /**
+   * Credits the order. Resolve when done; throw to have the sender retry; throw `PaymentRejectedError` to
+   * reject for good. Check `ctx.signal` (or await `ctx.confirmLease()`) right before you commit.
+   */
+  onPaymentPaid: (event: PaymentPaidEvent, ctx: WebhookContext<TxOf<S>>) => unknown;
+  /** Default `payment.paid:<paymentId>`: the signed payment id, never the unsigned delivery id. */
+  dedupeKey?: (event: PaymentPaidEvent) => string;
+  /** Largest body accepted. Default 64 KiB. */
+  maxBodyBytes?: number;
+}
+
+/** Handler options checked and defaulted once. */
+export interface ResolvedHandlerOptions {
+  verify: ResolvedVerifyOptions;
+  pipeline: ResolvedPipelineOptions;
+  // biome-ignore lint/suspicious/noExplicitAny: the context type depends on the store, checked at the call site
+  onPaymentPaid: (event: PaymentPaidEvent, ctx: any) => unknown;
+  dedupeKey: (event: PaymentPaidEvent) => string;
+  maxBodyBytes: number;
+}
+
+/**
+ * The default dedupe key, shared by the webhook handler and the reconciler so both claim the same key.
+ *
+ * @example
+ * ```ts
+ * defaultDedupeKey({ paymentId: 'p_1', orderNo: 'o', tokenSymbol: 'USDT', amount: '1' }); // 'payment.paid:p_1'
+ * ```
+ */
+export const defaultDedupeKey = (payment: PaidPayment): string => `payment.paid:${payment.paymentId}`;
+
+/** Checks every option once, at start-up, so a misconfiguration fails the deploy, not a payment. */
+export function resolveHandlerOptions<S extends WebhookStore>(options: HandlerOptions<S>): ResolvedHandlerOptions {
+  const verify = resolveVerifyOptions(options);
+  if (typeof options.onPaymentPaid !== 'function') {
+    throw new WebhookError('INVALID_OPTIONS', 'options.onPaymentPaid must be a function that credits the order.');
+  }
+  if (options.dedupeKey !== undefined && typeof options.dedupeKey !== 'function') {
+    throw new WebhookError('INVALID_OPTIONS', 'options.dedupeKey must be a function of the event.');
+  }
+  return {
+    verify,
+    pipeline: resolvePipelineOptions(options),
+    onPaymentPaid: options.onPaymentPaid,
+    dedupeKey: options.dedupeKey ?? defaultDedupeKey,
+    maxBodyBytes: positiveOption('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
+  };
+}

@@ -1,0 +1,116 @@
+import { safeLog } from '../observe/logger.js';
+import type { InboxRecord, TransactionalStore, TransactionClaim } from '../store/transactional-store.js';
+import { type AttemptConclusion, type PaymentAttempt, runHandler, seenBefore } from './attempt.js';
+import { TransactionContext } from './attempt-context.js';
+import type { AttemptEngine } from './attempt-engine.js';
+
+/**
+ * One attempt with a transactional store: open a transaction that holds the key, run the handler inside it
+ * (`ctx.tx`), then commit the inbox row with the handler's writes. Nothing to keep alive and nothing to
+ * orphan: a throw, a deadline, a crash or a lost connection rolls back both and frees the key at once.
+ * - handler resolves -> row `credited` commits with its writes -> 200; the commit fails -> 500, nothing
+ *   credited (or, if the commit's fate is unknown, the retry finds the row and answers duplicate);
+ * - handler throws `PaymentRejectedError` -> its writes roll back, row `rejected` commits -> 200 rejected;
+ * - handler throws -> rollback -> 500, the sender retries;
+ * - handler past `handlerTimeoutMs` -> `ctx.signal` aborts and the transaction is rolled back now (the
+ *   store closes its connection, so nothing the late handler sends can commit) -> 500.
+ */
+export async function transactionAttempt<Tx, T>(
+  engine: AttemptEngine,
+  store: TransactionalStore<Tx>,
+  input: PaymentAttempt,
+  conclusion: AttemptConclusion<T>,
+): Promise<T> {
+  try {
+    let beginning: Promise<TransactionClaim<Tx>> | undefined;
+    let claim: TransactionClaim<Tx>;
+    try {
+      beginning = store.begin(input.key, input.fingerprint);
+      claim = await engine.bounded(beginning, 'begin');
+    } catch (error) {
+      // A transaction that opens after we gave up holds the key for nobody: roll it back when it arrives.
+      beginning?.then(
+        (late) => (late.state === 'claimed' ? late.session.rollback(error) : undefined),
+        () => {},
+      );
+      return conclusion.concluded({ outcome: 'unavailable', error }, input);
+    }
+    if (claim.state !== 'claimed') return conclusion.concluded(seenBefore(claim, input.fingerprint), input);
+
+    const { session } = claim;
+    const attempt = engine.running.create(input.key, undefined, engine.now(), input);
+    const ctx = new TransactionContext(
+      input.deliveryId,
+      input.timestamp,
+      input.source,
+      attempt,
+      engine.confirm,
+      session.tx,
+    );
+    const settled = await runHandler(input, ctx, attempt, engine.running);
+    engine.running.finish(attempt);
+    const handlerMs = engine.now() - attempt.startedAt;
+
+    if (settled.kind === 'deadline') {
+      await rollback(engine, session.rollback.bind(session), attempt.stopReason, input);
+      void settled.later.then(() =>
+        safeLog(
+          engine.o.logger,
+          'warn',
+          { ...input.logFields, code: 'HANDLER_TIMEOUT', status: 500 },
+          'onPaymentPaid finished after its deadline; its transaction had been rolled back.',
+        ),
+      );
+      return conclusion.concluded({ outcome: 'timeout', handlerMs }, input);
+    }
+    if (settled.kind === 'threw' && !engine.isRejection(settled.error)) {
+      await rollback(engine, session.rollback.bind(session), settled.error, input);
+      return conclusion.concluded(
+        { outcome: 'failed', code: 'HANDLER_FAILED', error: settled.error, handlerMs },
+        input,
+      );
+    }
+    const rejected = settled.kind === 'threw';
+    const record: InboxRecord = {
+      outcome: rejected ? 'rejected' : 'credited',
+      paymentId: input.payment.paymentId,
+      deliveryId: input.deliveryId,
+      source: input.source,
+      ...(rejected ? { reason: String((settled.error as { reason?: unknown }).reason) } : {}),
+    };
+    try {
+      await engine.bounded(session.commit(record), 'commit');
+    } catch (error) {
+      // Unknown or failed: make sure the transaction is over, and let the sender's retry find out which.
+      await rollback(engine, session.rollback.bind(session), error, input);
+      return conclusion.concluded({ outcome: 'failed', code: 'COMMIT_FAILED', error, handlerMs }, input);
+    }
+    return conclusion.concluded(
+      rejected
+        ? { outcome: 'rejected', reason: record.reason as string, handlerMs }
+        : { outcome: 'credited', handlerMs },
+      input,
+    );
+  } catch (error) {
+    return conclusion.broke(error, input);
+  }
+}
+
+async function rollback(
+  engine: AttemptEngine,
+  rollbackSession: (reason: unknown) => Promise<void>,
+  reason: unknown,
+  input: PaymentAttempt,
+): Promise<void> {
+  try {
+    await engine.bounded(rollbackSession(reason), 'rollback');
+  } catch (error) {
+    // The store closes the connection on a failed rollback; the database then rolls back by itself.
+    safeLog(
+      engine.o.logger,
+      'warn',
+      { ...input.logFields, code: 'ROLLBACK_FAILED', err: error },
+      'Rolling back the transaction failed.',
+    );
+  }
+}

@@ -1,0 +1,112 @@
+import type { DedupeStore } from './dedupe-store.js';
+
+/**
+ * How an attempt ended, as the store records it in its inbox row.
+ *
+ * @example
+ * ```ts
+ * const record: InboxRecord = { outcome: 'credited', paymentId: 'p_1', deliveryId: 'dl_1', source: 'webhook' };
+ * ```
+ */
+export interface InboxRecord {
+  /** `credited`: the handler's writes commit with the row. `rejected`: they roll back; the row commits. */
+  outcome: 'credited' | 'rejected';
+  paymentId: string;
+  /** `X-Service-Delivery` of the attempt; absent for reconciliation. */
+  deliveryId: string | undefined;
+  source: 'webhook' | 'reconciliation';
+  /** Why the handler rejected the payment (`PaymentRejectedError.reason`). */
+  reason?: string;
+}
+
+/**
+ * One open transaction that holds a dedupe key. The pipeline runs the handler with `tx`, then ends the
+ * transaction exactly once: `commit` or `rollback`.
+ *
+ * @example
+ * ```ts
+ * const claim = await store.begin(key, fingerprint);
+ * if (claim.state === 'claimed') await claim.session.commit({ outcome: 'credited', paymentId, deliveryId, source: 'webhook' });
+ * ```
+ */
+export interface TransactionSession<Tx> {
+  /** The transaction's handle, handed to the handler as `ctx.tx`. */
+  readonly tx: Tx;
+  /**
+   * Inserts the inbox row and commits, in the same transaction as the handler's writes. For `rejected`, the
+   * handler's writes are rolled back first and only the row commits. Rejects when the commit failed or its
+   * outcome is unknown; the pipeline then answers 500 and the sender's retry finds out which it was.
+   */
+  commit(record: InboxRecord): Promise<void>;
+  /**
+   * Rolls back and frees the key. Must work while the handler still uses `tx` (a deadline): a store then
+   * ends the transaction by closing its connection, so nothing the late handler sends can commit.
+   */
+  rollback(reason: unknown): Promise<void>;
+}
+
+/**
+ * What `begin` found: the key taken (a transaction is open), another transaction holding it, or a row
+ * saying it was handled before.
+ *
+ * @example
+ * ```ts
+ * const claim: TransactionClaim<PoolClient> = await store.begin(key, fingerprint);
+ * ```
+ */
+export type TransactionClaim<Tx> =
+  | { state: 'claimed'; session: TransactionSession<Tx> }
+  | { state: 'in-progress'; retryAfterMs: number }
+  | { state: 'completed'; fingerprint: string };
+
+/**
+ * A store that runs the handler inside its own transaction: the handler's writes (through `ctx.tx`) and the
+ * dedupe record commit together or not at all. A crash, a lost connection or a deadline rolls both back and
+ * frees the key at once: no lease, no expiry, nothing orphaned. `@service-pay/postgres` implements it.
+ *
+ * The pipeline tells the two kinds of store apart by `kind`, the one property a transactional store must
+ * declare; it never asks what class a store is.
+ *
+ * @example
+ * ```ts
+ * const store: TransactionalStore<PoolClient> = new PostgresStore({ pool });
+ * createWebhookHandler({ secret, store, onPaymentPaid: async (event, ctx) => {
+ *   await ctx.tx.query('update orders set paid = true where order_no = $1', [event.orderNo]);
+ * } });
+ * ```
+ */
+export interface TransactionalStore<Tx> {
+  readonly kind: 'transactional';
+  /**
+   * Opens a transaction and takes `key` without waiting: held by another transaction -> `in-progress`;
+   * already recorded -> `completed` with the recorded fingerprint; else `claimed` with the open session.
+   * If the caller gave up waiting (its store timeout), it rolls back a session that arrives late.
+   */
+  begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>>;
+}
+
+/**
+ * Any store the pipeline accepts: a lease store or a transactional one.
+ *
+ * @example
+ * ```ts
+ * const store: WebhookStore = process.env.DATABASE_URL ? new PostgresStore({ pool }) : new MemoryDedupeStore();
+ * ```
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the transaction type is whatever the store says
+export type WebhookStore = DedupeStore | TransactionalStore<any>;
+
+/**
+ * The transaction handle a store gives `ctx.tx`: `never` for lease stores.
+ *
+ * @example
+ * ```ts
+ * type Tx = TxOf<PostgresStore>; // PoolClient
+ * ```
+ */
+export type TxOf<S> = S extends TransactionalStore<infer Tx> ? Tx : never;
+
+/** Whether a store runs handlers in its transactions; the one place the pipeline looks at `kind`. */
+export function isTransactional<Tx>(store: DedupeStore | TransactionalStore<Tx>): store is TransactionalStore<Tx> {
+  return store.kind === 'transactional';
+}

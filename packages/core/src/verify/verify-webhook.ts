@@ -1,0 +1,180 @@
+import { cryptoBackend } from '#crypto';
+import { timingSafeEqualHex } from '../crypto/timing-safe-equal-hex.js';
+import { WebhookError } from '../errors/webhook-error.js';
+import { assertPaymentPaidEvent, PAYMENT_PAID, type PaymentPaidEvent } from '../event/payment-paid-event.js';
+import { type RawBody, toRawBytes } from '../http/raw-body.js';
+import { isVisibleAscii } from '../util/ascii.js';
+import { HEADER, readHeader } from './headers.js';
+import { assertSignaturesAreHex, parseSignatureHeader, type SignatureHeader } from './signature-header.js';
+import { type ResolvedVerifyOptions, readClock, resolveVerifyOptions, type VerifyOptions } from './verify-options.js';
+
+/**
+ * A delivery whose signature, timestamp and payload were all checked.
+ *
+ * @example
+ * ```ts
+ * const { event, deliveryId, timestamp }: VerifiedDelivery = await verifyWebhook(input, { secret });
+ * ```
+ */
+export interface VerifiedDelivery {
+  event: PaymentPaidEvent;
+  /** `X-Service-Delivery`; unique per attempt, NOT covered by the signature (see the README). */
+  deliveryId: string;
+  /** The signed `t`, Unix seconds. */
+  timestamp: number;
+}
+
+/**
+ * What `verifyWebhook` reads: the exact body bytes and the request headers.
+ *
+ * @example
+ * ```ts
+ * const input: VerifyInput = { rawBody: await request.arrayBuffer(), headers: request.headers };
+ * ```
+ */
+export interface VerifyInput {
+  rawBody: RawBody;
+  headers: unknown;
+}
+
+// Messages may name an event type, but never echo arbitrary text (it could carry a signature or body data).
+const EVENT_NAME = /^[a-z][a-z0-9_]{0,31}(?:\.[a-z0-9_]{1,32}){1,3}$/;
+const quoteEventName = (name: string) =>
+  EVENT_NAME.test(name) ? `"${name}"` : `(${name.length} characters, not an event name)`;
+
+/** `/^dl_[\x21-\x7e]{1,253}$/`: the `dl_` prefix, then visible ASCII, 256 characters at most. */
+const isDeliveryId = (v: string) => v.length > 3 && v.length <= 256 && v.startsWith('dl_') && isVisibleAscii(v, 3);
+
+/**
+ * Proves a delivery came from the payment service and returns its typed, validated `payment.paid` event.
+ *
+ * Checks, in order: the signature over the exact received bytes (`t` + `.` + body, HMAC-SHA256, constant
+ * time, any configured secret), the timestamp within `toleranceSec` in both directions, then the JSON
+ * payload against spec 2.3, `X-Service-Event` against the body, and a `dl_` delivery id. Rejects only with
+ * a `WebhookError`; an authentic event of another type rejects with code `UNSUPPORTED_EVENT` (status 200).
+ *
+ * This does not deduplicate: use `createWebhookHandler` (or an adapter) for exactly-once handling.
+ *
+ * @example
+ * ```ts
+ * import { verifyWebhook } from '@service-pay/core';
+ *
+ * const { event, deliveryId } = await verifyWebhook(
+ *   { rawBody: await request.arrayBuffer(), headers: request.headers },
+ *   { secret: process.env.SERVICE_WEBHOOK_SECRET! },
+ * );
+ * console.log(`${event.paymentId} paid ${event.amount} ${event.tokenSymbol}`);
+ * ```
+ */
+export async function verifyWebhook(input: VerifyInput, options: VerifyOptions): Promise<VerifiedDelivery> {
+  return verifyResolved(input, resolveVerifyOptions(options));
+}
+
+/**
+ * `verifyWebhook` with options resolved once by the caller (the handler). With node:crypto the HMAC is
+ * synchronous, and so is this: it returns the delivery or throws. With Web Crypto it returns a promise.
+ * Either way only `WebhookError` is thrown or rejected.
+ */
+export function verifyResolved(
+  input: { rawBody: unknown; headers: unknown },
+  options: ResolvedVerifyOptions,
+): VerifiedDelivery | Promise<VerifiedDelivery> {
+  if (input === null || typeof input !== 'object') {
+    throw new WebhookError('MISSING_SIGNATURE', 'verifyWebhook needs { rawBody, headers }.');
+  }
+  const body = toRawBytes(input.rawBody);
+  const { headers } = input;
+  const header = parseSignatureHeader(readHeader(headers, HEADER.signature, 'MALFORMED_SIGNATURE'));
+  const digests: Array<string | Promise<string>> = [];
+  let pending = false;
+  for (const secret of options.secrets) {
+    const digest = cryptoBackend.signPayload(secret, header.timestampText, body);
+    if (typeof digest !== 'string') pending = true;
+    digests.push(digest);
+  }
+  if (!pending) return afterSignature(digests as string[], header, body, headers, options);
+  return Promise.all(digests).then((hex) => afterSignature(hex, header, body, headers, options));
+}
+
+function afterSignature(
+  digests: readonly string[],
+  header: SignatureHeader,
+  body: Uint8Array | string,
+  headers: unknown,
+  options: ResolvedVerifyOptions,
+): VerifiedDelivery {
+  checkSignature(digests, header, options.secrets);
+  checkTimestamp(header.timestamp, options);
+
+  const parsed = parseJsonObject(body);
+  const eventType = parsed.event;
+  if (typeof eventType !== 'string' || eventType.length === 0) {
+    throw new WebhookError('INVALID_PAYLOAD', 'The payload has no "event" string.');
+  }
+  const headerEvent = readHeader(headers, HEADER.event, 'EVENT_MISMATCH');
+  if (headerEvent !== eventType) {
+    throw new WebhookError(
+      'EVENT_MISMATCH',
+      headerEvent === undefined
+        ? 'No X-Service-Event header; it must equal the payload\'s "event".'
+        : `X-Service-Event ${quoteEventName(headerEvent)} does not equal the payload's event ${quoteEventName(eventType)}.`,
+    );
+  }
+  const deliveryId = readHeader(headers, HEADER.delivery, 'MISSING_DELIVERY_ID');
+  if (deliveryId === undefined || !isDeliveryId(deliveryId)) {
+    throw new WebhookError(
+      'MISSING_DELIVERY_ID',
+      deliveryId === undefined
+        ? 'No X-Service-Delivery header.'
+        : 'X-Service-Delivery must start with "dl_" and be at most 256 printable characters.',
+    );
+  }
+  if (eventType !== PAYMENT_PAID) {
+    throw new WebhookError(
+      'UNSUPPORTED_EVENT',
+      `Event type ${quoteEventName(eventType)} is not handled; acknowledged.`,
+    );
+  }
+  assertPaymentPaidEvent(parsed);
+  return { event: parsed, deliveryId, timestamp: header.timestamp };
+}
+
+/** Any received `v1` equal to the digest of any configured secret passes; each comparison is constant-time. */
+function checkSignature(digests: readonly string[], header: SignatureHeader, secrets: readonly string[]): void {
+  for (const digest of digests) {
+    for (const candidate of header.signatures) {
+      if (timingSafeEqualHex(digest, candidate)) return;
+    }
+  }
+  assertSignaturesAreHex(header);
+  // The simulator (and many providers) issue API secrets as `sk_...` and webhook secrets as `whsec_...`.
+  const hint = secrets.some((s) => s.startsWith('sk_'))
+    ? ' The configured secret looks like an API secret (sk_...): webhooks are signed with the webhook secret.'
+    : " Check that the secret is this endpoint's webhook secret (not the API secret) and that the body is passed exactly as received, not re-serialized JSON.";
+  throw new WebhookError('SIGNATURE_MISMATCH', `No signature in X-Service-Signature matches.${hint}`);
+}
+
+function checkTimestamp(timestamp: number, options: ResolvedVerifyOptions): void {
+  const skewSec = readClock(options.now) / 1000 - timestamp;
+  if (Math.abs(skewSec) > options.toleranceSec) {
+    throw new WebhookError(
+      'TIMESTAMP_OUT_OF_TOLERANCE',
+      `The signature timestamp is ${Math.round(Math.abs(skewSec))} s ${skewSec > 0 ? 'behind' : 'ahead of'} this server's clock (tolerance ${options.toleranceSec} s). Either this is a replay of an old delivery or this server's clock is wrong.`,
+    );
+  }
+}
+
+function parseJsonObject(body: Uint8Array | string): Record<string, unknown> {
+  const text = typeof body === 'string' ? body : cryptoBackend.decodeUtf8(body);
+  if (text === undefined) throw new WebhookError('INVALID_PAYLOAD', 'The payload is not valid UTF-8.');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new WebhookError('INVALID_PAYLOAD', 'The payload is not valid JSON.');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new WebhookError('INVALID_PAYLOAD', 'The payload must be a JSON object.');
+  }
+  return parsed as Record<string, unknown>;
+}
