@@ -9,13 +9,18 @@ import type { ClusterOptions, RedisOptions } from 'ioredis';
  * ```
  */
 export interface FailFastOptions {
-  /** Bound for one command; match the store's `commandTimeoutMs`. Default 1000 ms. */
+  /**
+   * The scale of the client's own connection timers (not a command timeout: the handler's
+   * `storeTimeoutMs` bounds every store call): a socket silent for 5x this with replies pending is dead,
+   * and a connect attempt gives up after 2x. Default 1000 ms.
+   */
   timeoutMs?: number;
 }
 
 /**
  * ioredis options for a client that serves a `RedisDedupeStore`: during an outage every command fails at
- * once instead of waiting, and nothing the store gave up on is sent later.
+ * once instead of waiting, and nothing is replayed later. They set no command timeout: the pipeline's
+ * `storeTimeoutMs` is the one bound on a store call, and a second timer per call only costs time.
  *
  * Why each one:
  * - `enableOfflineQueue: false`: while disconnected, reject now. A queued claim would otherwise run on
@@ -23,7 +28,6 @@ export interface FailFastOptions {
  * - `maxRetriesPerRequest: 0`: when the connection drops, reject the commands in flight at once rather
  *   than keep them across reconnect attempts (the default waits for 20).
  * - `autoResendUnfulfilledCommands: false`: never replay an in-flight command on a new connection.
- * - `commandTimeout`: ioredis' own bound, so any other command on this client is bounded too.
  * - `socketTimeout`: a socket that got no reply for several bounds is dead (host gone, no RST): drop it
  *   and reconnect, instead of timing out every command on it forever.
  * - `connectTimeout` and `retryStrategy`: keep trying to reconnect, at least once a second, so service
@@ -38,6 +42,8 @@ export interface FailFastOptions {
  * import { RedisDedupeStore, failFastRedisOptions } from '@service-pay/redis';
  *
  * const client = new Redis(process.env.REDIS_URL!, failFastRedisOptions());
+ * client.on('error', (err) => console.warn('redis:', err.message)); // without a listener, errors crash the process
+ * await new Promise((resolve) => client.once('ready', resolve)); // no offline queue: wait before taking traffic
  * const store = new RedisDedupeStore({ client });
  * ```
  */
@@ -47,7 +53,6 @@ export function failFastRedisOptions(input: FailFastOptions = {}) {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    commandTimeout: timeoutMs,
     socketTimeout: Math.max(5 * timeoutMs, 5_000),
     connectTimeout: Math.max(2 * timeoutMs, 2_000),
     retryStrategy: (times) => Math.min(times * 100, 1_000),
@@ -61,12 +66,12 @@ export function failFastRedisOptions(input: FailFastOptions = {}) {
  * `failFastRedisOptions`.
  *
  * - `enableOfflineQueue: false`: before the cluster is ready (start-up, topology lost), reject now.
- * - `redisOptions`: per-node connections get the same no-replay, bounded settings as a single client.
+ * - `redisOptions`: per-node connections get the same no-replay settings as a single client.
  *   (ioredis forces each node's own offline queue on, so it can send before a node is connected; the
- *   store's timer and `maxRetriesPerRequest: 0` bound that.)
+ *   pipeline's `storeTimeoutMs` and `maxRetriesPerRequest: 0` bound that.)
  * - `retryDelayOnFailover`, `retryDelayOnClusterDown`, `retryDelayOnTryAgain` and `maxRedirections`:
  *   Cluster re-sends a command while a failover settles. Kept short so those retries fit inside the
- *   bound; past it the store has already answered, and a failover longer than the bound is an outage (503).
+ *   pipeline's bound; past it the handler has answered 503, and a late claim is released behind it.
  * - `clusterRetryStrategy`: reconnect to the cluster at least once a second.
  *
  * @example

@@ -1,2 +1,2 @@
 export { type FailFastOptions, failFastClusterOptions, failFastRedisOptions } from './client-options.js';
-export { RedisDedupeStore, type RedisDedupeStoreOptions, RedisStoreTimeoutError } from './redis-dedupe-store.js';
+export { RedisDedupeStore, type RedisDedupeStoreOptions } from './redis-dedupe-store.js';

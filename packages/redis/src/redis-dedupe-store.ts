@@ -12,7 +12,6 @@ import type { Cluster, Redis } from 'ioredis';
  * const options: RedisDedupeStoreOptions = {
  *   client: new Redis(process.env.REDIS_URL!, failFastRedisOptions()),
  *   keyPrefix: 'shop-a:dedupe:',
- *   commandTimeoutMs: 800,
  * };
  * ```
  */
@@ -24,42 +23,26 @@ export interface RedisDedupeStoreOptions {
   client: Redis | Cluster;
   /** Put before every dedupe key. Default `service-pay:dedupe:`. Avoid `{hash tags}`: keys should spread over Cluster slots. */
   keyPrefix?: string;
-  /** Longest wait for any one call before it rejects (the handler then answers 503). Default 1000 ms. */
-  commandTimeoutMs?: number;
-}
-
-/**
- * Why a store call rejected when Redis did not answer in time. The handler answers 503
- * STORE_UNAVAILABLE, so the sender retries later; nothing was handled.
- *
- * @example
- * ```ts
- * try {
- *   await store.claim(key, token, fingerprint, 60_000);
- * } catch (error) {
- *   if (error instanceof RedisStoreTimeoutError) console.warn('Redis is slow or unreachable');
- * }
- * ```
- */
-export class RedisStoreTimeoutError extends Error {
-  override readonly name = 'RedisStoreTimeoutError';
 }
 
 /*
  * One Redis string per dedupe key, one of two shapes:
  *   lease:     'L' <byte length of token> ':' <token> <fingerprint>   with PX = the lease
- *   completed: 'C' <fingerprint>                                      with PX = retainMs
+ *   completed: 'C' <byte length of token> ':' <token> <fingerprint>   with PX = retainMs
  * The length prefix makes "is this token the holder?" an exact prefix comparison whatever bytes the token
- * and fingerprint contain, and a single GET reads everything a claim needs. A string is also the smallest
- * thing Redis stores per key, which matters for a week of completed payments.
+ * and fingerprint contain, and a single GET reads everything a claim needs. A completed record keeps the
+ * token that completed it, so a `complete` retried after its first try landed (the answer was lost) is
+ * told apart from another attempt's. A string is also the smallest thing Redis stores per key, which
+ * matters for a week of completed payments.
  *
  * Every script touches exactly the one key it is given in KEYS, so Redis Cluster routes it to the slot's
  * master; the lease is a server-side TTL, so no app clock is ever compared with another.
  */
-const HOLDER = `local held = 'L' .. string.len(ARGV[1]) .. ':' .. ARGV[1]
+const TOKEN_PREFIXES = `local held = 'L' .. string.len(ARGV[1]) .. ':' .. ARGV[1]
+local done = 'C' .. string.len(ARGV[1]) .. ':' .. ARGV[1]
 local v = redis.call('GET', KEYS[1])
-if not v or string.sub(v, 1, string.len(held)) ~= held then return 0 end
 `;
+const HOLDS = `v and string.sub(v, 1, string.len(held)) == held`;
 
 const SCRIPTS = {
   // ARGV: token, fingerprint, leaseMs. Replies {0} claimed, {1, fingerprint, pttl} in progress, {2, fingerprint} completed.
@@ -71,30 +54,43 @@ if not v then
   return {0}
 end
 local kind = string.sub(v, 1, 1)
-if kind == 'C' then return {2, string.sub(v, 2)} end
-local sep = kind == 'L' and string.find(v, ':', 2, true)
+local sep = (kind == 'L' or kind == 'C') and string.find(v, ':', 2, true)
 if not sep then return redis.error_reply('service-pay: ' .. KEYS[1] .. ' holds a value this store did not write') end
+local fingerprint = string.sub(v, sep + 1 + tonumber(string.sub(v, 2, sep - 1)))
+if kind == 'C' then return {2, fingerprint} end
 local ttl = redis.call('PTTL', KEYS[1])
 -- Time is frozen while a script runs, so the key cannot expire under us; 1 keeps Retry-After positive.
 if ttl < 1 then ttl = 1 end
-return {1, string.sub(v, sep + 1 + tonumber(string.sub(v, 2, sep - 1))), ttl}`,
+return {1, fingerprint, ttl}`,
   },
-  // ARGV: token, retainMs. The fingerprint is kept; the token goes, so no late caller can touch the record.
+  // ARGV: token, retainMs, fingerprint. Completes the lease this token holds, records a key that is gone
+  // (the store lost it: the handler has run, and a record beats none), and answers 1 again for the token
+  // that already completed it. 0 only when another token holds or completed the key.
   servicePayDedupeComplete: {
     numberOfKeys: 1,
-    lua: `${HOLDER}redis.call('SET', KEYS[1], 'C' .. string.sub(v, string.len(held) + 1), 'PX', ARGV[2])
-return 1`,
+    lua: `${TOKEN_PREFIXES}if not v then
+  redis.call('SET', KEYS[1], done .. ARGV[3], 'PX', ARGV[2])
+  return 1
+end
+if string.sub(v, 1, string.len(held)) == held then
+  redis.call('SET', KEYS[1], done .. string.sub(v, string.len(held) + 1), 'PX', ARGV[2])
+  return 1
+end
+if string.sub(v, 1, string.len(done)) == done then return 1 end
+return 0`,
   },
   // ARGV: token.
   servicePayDedupeRelease: {
     numberOfKeys: 1,
-    lua: `${HOLDER}redis.call('DEL', KEYS[1])
+    lua: `${TOKEN_PREFIXES}if not (${HOLDS}) then return 0 end
+redis.call('DEL', KEYS[1])
 return 1`,
   },
   // ARGV: token, leaseMs.
   servicePayDedupeExtend: {
     numberOfKeys: 1,
-    lua: `${HOLDER}redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    lua: `${TOKEN_PREFIXES}if not (${HOLDS}) then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`,
   },
 } satisfies Record<string, { numberOfKeys: number; lua: string }>;
@@ -104,7 +100,7 @@ type ClaimReply = [0] | [1, string, number] | [2, string];
 /** The client once `SCRIPTS` are defined on it: ioredis adds one method per script. */
 interface ScriptedClient {
   servicePayDedupeClaim(key: string, token: string, fingerprint: string, leaseMs: number): Promise<ClaimReply>;
-  servicePayDedupeComplete(key: string, token: string, retainMs: number): Promise<0 | 1>;
+  servicePayDedupeComplete(key: string, token: string, retainMs: number, fingerprint: string): Promise<0 | 1>;
   servicePayDedupeRelease(key: string, token: string): Promise<0 | 1>;
   servicePayDedupeExtend(key: string, token: string, leaseMs: number): Promise<0 | 1>;
 }
@@ -130,11 +126,11 @@ const wholeMs = (ms: number): number => Math.max(1, Math.ceil(ms));
  *
  * Each operation is one Lua script on one key, so it is atomic, works on Cluster, and costs one round
  * trip: a first delivery pays two (claim, complete), a duplicate one. The lease is a TTL kept by Redis,
- * and a token check fences off a delivery whose lease ran out.
+ * and a token check fences off an attempt whose lease ran out.
  *
- * Outages fail closed and fast: every call rejects within `commandTimeoutMs` (default 1 s) whatever the
- * client is doing (queueing, reconnecting, waiting on a dead socket), and the handler answers 503 so the
- * sender retries. Nothing is handled without a claim.
+ * The store has no timer of its own: the pipeline bounds every call by its `storeTimeoutMs` (one owner for
+ * one wait), and makes up for calls that land after it gave up (a late claim is released). The client
+ * options (`failFastRedisOptions`) only make ioredis fail fast: no offline queue, no command replays.
  *
  * @example
  * ```ts
@@ -142,29 +138,30 @@ const wholeMs = (ms: number): number => Math.max(1, Math.ceil(ms));
  * import { RedisDedupeStore, failFastRedisOptions } from '@service-pay/redis';
  * import { Redis } from 'ioredis';
  *
- * const store = new RedisDedupeStore({ client: new Redis(process.env.REDIS_URL!, failFastRedisOptions()) });
- * const handle = createWebhookHandler({ secret, store, onPaymentPaid });
+ * const client = new Redis(process.env.REDIS_URL!, failFastRedisOptions());
+ * client.on('error', (err) => console.warn('redis:', err.message)); // outages answer 503; keep the process up
+ * const handle = createWebhookHandler({ secret, store: new RedisDedupeStore({ client }), onPaymentPaid });
  * ```
  */
 export class RedisDedupeStore implements DedupeStore {
+  readonly kind = 'lease';
   readonly #client: ScriptedClient;
   readonly #prefix: string;
-  readonly #timeoutMs: number;
 
   constructor(options: RedisDedupeStoreOptions) {
     const client = options?.client as (Redis | Cluster) | undefined;
     if (typeof client?.defineCommand !== 'function') {
       throw new TypeError('RedisDedupeStore: options.client must be an ioredis Redis or Cluster.');
     }
-    const timeoutMs = options.commandTimeoutMs ?? 1_000;
-    if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-      throw new RangeError('RedisDedupeStore: commandTimeoutMs must be a positive number of milliseconds.');
+    if ((options as { commandTimeoutMs?: unknown }).commandTimeoutMs !== undefined) {
+      throw new TypeError(
+        "RedisDedupeStore: commandTimeoutMs is gone: the handler's storeTimeoutMs is the one bound on every store call.",
+      );
     }
     const prefix = options.keyPrefix ?? 'service-pay:dedupe:';
     if (typeof prefix !== 'string') throw new TypeError('RedisDedupeStore: keyPrefix must be a string.');
     this.#client = defineScripts(client);
     this.#prefix = prefix;
-    this.#timeoutMs = timeoutMs;
   }
 
   /**
@@ -173,44 +170,28 @@ export class RedisDedupeStore implements DedupeStore {
    *
    * @example
    * ```ts
-   * const outcome = await store.claim('payment.paid:p_123', crypto.randomUUID(), fingerprint, 60_000);
+   * const outcome = await store.claim('payment.paid:p_123', token, fingerprint, 10_000);
    * ```
    */
   async claim(key: string, token: string, fingerprint: string, leaseMs: number): Promise<ClaimOutcome> {
-    const redisKey = this.#prefix + key;
-    let reply: ClaimReply;
-    try {
-      reply = await this.#bounded(
-        'claim',
-        this.#client.servicePayDedupeClaim(redisKey, token, fingerprint, wholeMs(leaseMs)),
-      );
-    } catch (error) {
-      // The claim may still reach Redis after we gave up on it (slow server, paused client, a command
-      // already on the wire). Nobody will run the handler for that claim, so free it, fenced by our own
-      // token; on the same connection the release is queued behind the claim and runs after it. Without
-      // this, the sender's retry would meet 409 until the lease ran out.
-      this.#client.servicePayDedupeRelease(redisKey, token).catch(() => {});
-      throw error;
-    }
+    const reply = await this.#client.servicePayDedupeClaim(this.#prefix + key, token, fingerprint, wholeMs(leaseMs));
     if (reply[0] === 0) return { state: 'claimed' };
     if (reply[0] === 2) return { state: 'completed', fingerprint: String(reply[1]) };
     return { state: 'in-progress', fingerprint: String(reply[1]), retryAfterMs: Number(reply[2]) };
   }
 
   /**
-   * Turns the lease into a completed record kept for `retainMs`. `false` when `token` lost the lease.
+   * Turns the lease into a completed record kept for `retainMs`; records a key Redis lost (restarted
+   * empty, expired) as completed too. `false` only when another attempt holds or completed the key.
    *
    * @example
    * ```ts
-   * const recorded = await store.complete('payment.paid:p_123', token, 7 * 24 * 3600_000);
+   * const recorded = await store.complete('payment.paid:p_123', token, 7 * 24 * 3600_000, fingerprint);
    * ```
    */
-  async complete(key: string, token: string, retainMs: number): Promise<boolean> {
+  async complete(key: string, token: string, retainMs: number, fingerprint: string): Promise<boolean> {
     return (
-      (await this.#bounded(
-        'complete',
-        this.#client.servicePayDedupeComplete(this.#prefix + key, token, wholeMs(retainMs)),
-      )) === 1
+      (await this.#client.servicePayDedupeComplete(this.#prefix + key, token, wholeMs(retainMs), fingerprint)) === 1
     );
   }
 
@@ -223,45 +204,18 @@ export class RedisDedupeStore implements DedupeStore {
    * ```
    */
   async release(key: string, token: string): Promise<boolean> {
-    return (await this.#bounded('release', this.#client.servicePayDedupeRelease(this.#prefix + key, token))) === 1;
+    return (await this.#client.servicePayDedupeRelease(this.#prefix + key, token)) === 1;
   }
 
   /**
-   * Sets the lease's TTL to `leaseMs` from now. `false` when `token` no longer holds it.
+   * Sets the lease's TTL to `leaseMs` from now. `false` when `token` no longer holds it (or the key is gone).
    *
    * @example
    * ```ts
-   * const stillMine = await store.extend('payment.paid:p_123', token, 60_000);
+   * const stillMine = await store.extend('payment.paid:p_123', token, 10_000);
    * ```
    */
   async extend(key: string, token: string, leaseMs: number): Promise<boolean> {
-    return (
-      (await this.#bounded(
-        'extend',
-        this.#client.servicePayDedupeExtend(this.#prefix + key, token, wholeMs(leaseMs)),
-      )) === 1
-    );
-  }
-
-  // Our own timer, not only the client's options: whatever ioredis does with a command (offline queue,
-  // reconnect loop, Cluster redirections, a dead socket), the caller hears back within the bound. The
-  // reply may still settle later; it is observed here, so a late rejection never goes unhandled.
-  #bounded<T>(what: string, reply: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new RedisStoreTimeoutError(`Redis did not answer ${what} within ${this.#timeoutMs} ms`)),
-        this.#timeoutMs,
-      );
-      reply.then(
-        (value) => {
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      );
-    });
+    return (await this.#client.servicePayDedupeExtend(this.#prefix + key, token, wholeMs(leaseMs))) === 1;
   }
 }

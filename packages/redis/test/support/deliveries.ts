@@ -11,10 +11,17 @@ export function delivery(event: PaymentPaidEvent): WebhookRequest {
 }
 
 /** Collects what the pipeline logs, so a test can both stay quiet and look at what was said. */
-export function recordingLogger(): WebhookLogger & { messages: string[] } {
+export function recordingLogger(): WebhookLogger & {
+  messages: string[];
+  entries: Array<{ fields: Record<string, unknown>; message: string }>;
+} {
+  const entries: Array<{ fields: Record<string, unknown>; message: string }> = [];
   const messages: string[] = [];
-  const keep = (_fields: Record<string, unknown>, message: string) => void messages.push(message);
-  return { messages, debug: keep, info: keep, warn: keep, error: keep };
+  const keep = (fields: Record<string, unknown>, message: string) => {
+    entries.push({ fields, message });
+    messages.push(message);
+  };
+  return { messages, entries, debug: keep, info: keep, warn: keep, error: keep };
 }
 
 /** A prefix no other test (or other engineer's run on the shared Redis) uses. */
