@@ -1,0 +1,79 @@
+import type { InboxRecord } from '@service-pay/core';
+import { quoteLiteral, quoteNullable } from './sql-text.js';
+import type { TableName } from './table-name.js';
+
+/** The savepoint taken right after the key: a rejection rolls back to it and keeps only the inbox row. */
+const SAVEPOINT = 'service_pay_handler';
+
+/**
+ * Every statement the store sends, for one inbox table. Begin and commit are one message each (one round
+ * trip): several statements in the simple protocol, with the values written as literals.
+ */
+export class InboxSql {
+  constructor(readonly table: TableName) {}
+
+  /**
+   * Creates the table and its index if missing; run inside a transaction. The advisory lock makes concurrent migrations (several
+   * processes starting at once) take turns: `CREATE TABLE IF NOT EXISTS` alone can fail when two race.
+   */
+  migrate(): string {
+    const t = this.table.sql;
+    return `SELECT pg_advisory_xact_lock(hashtextextended(${quoteLiteral(`service-pay:migrate:${this.table.name}`)}, 0));
+CREATE TABLE IF NOT EXISTS ${t} (
+  key text PRIMARY KEY,
+  fingerprint text NOT NULL,
+  payment_id text NOT NULL,
+  delivery_id text,
+  source text NOT NULL CHECK (source IN ('webhook', 'reconciliation')),
+  outcome text NOT NULL CHECK (outcome IN ('credited', 'rejected')),
+  reason text,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS ${this.table.createdAtIndexSql} ON ${t} (created_at)`;
+  }
+
+  /**
+   * Opens the transaction and takes the key without waiting. Four statements, four results:
+   * BEGIN; locked (true when this transaction now holds the key); the key's row if it was recorded before
+   * (read after the lock, in a snapshot of its own); SAVEPOINT. The lock is a transaction-level advisory
+   * lock on a 64-bit hash of table and key: it goes with the transaction, whatever ends it (commit,
+   * rollback, a dropped connection, a crash).
+   */
+  begin(key: string): string {
+    return `BEGIN;
+SELECT pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(`${this.table.name}:${key}`)}, 0)) AS locked;
+SELECT fingerprint FROM ${this.table.sql} WHERE key = ${quoteLiteral(key)};
+SAVEPOINT ${SAVEPOINT}`;
+  }
+
+  /** The key's row alone (PGlite: the lock is held in the process, see `PGliteDriver`). */
+  beginWithoutLock(key: string): string {
+    return `SELECT fingerprint FROM ${this.table.sql} WHERE key = ${quoteLiteral(key)};
+SAVEPOINT ${SAVEPOINT}`;
+  }
+
+  /**
+   * The inbox row, after rolling back to the savepoint for a rejection. A plain INSERT: should a second
+   * attempt ever have got past the lock (it cannot in READ COMMITTED; see the README for stricter levels),
+   * the primary key fails its commit and nothing it wrote is kept.
+   */
+  record(key: string, fingerprint: string, record: InboxRecord): string {
+    const values = [
+      quoteLiteral(key),
+      quoteLiteral(fingerprint),
+      quoteLiteral(record.paymentId),
+      quoteNullable(record.deliveryId),
+      quoteLiteral(record.source),
+      quoteLiteral(record.outcome),
+      quoteNullable(record.reason),
+    ].join(', ');
+    const insert = `INSERT INTO ${this.table.sql} (key, fingerprint, payment_id, delivery_id, source, outcome, reason) VALUES (${values})`;
+    return record.outcome === 'rejected' ? `ROLLBACK TO SAVEPOINT ${SAVEPOINT};\n${insert}` : insert;
+  }
+
+  /** Deletes up to `batch` rows older than `$1` milliseconds; run until it deletes fewer. */
+  pruneBatch(batch: number): string {
+    const t = this.table.sql;
+    return `DELETE FROM ${t} WHERE key IN (SELECT key FROM ${t} WHERE created_at < now() - $1::bigint * interval '1 millisecond' LIMIT ${batch})`;
+  }
+}

@@ -1,0 +1,176 @@
+import type { PGliteInterface, Transaction } from '@electric-sql/pglite';
+import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
+import type { Pool, PoolClient } from 'pg';
+import type { Driver } from './driver.js';
+import { InboxSql } from './inbox-sql.js';
+import { PgDriver } from './pg-driver.js';
+import { PGliteDriver } from './pglite-driver.js';
+import { tableName } from './table-name.js';
+
+/**
+ * Options both flavours share.
+ *
+ * @example
+ * ```ts
+ * const common: PostgresStoreCommonOptions = { tableName: 'billing.service_pay_inbox' };
+ * ```
+ */
+export interface PostgresStoreCommonOptions {
+  /**
+   * The inbox table, `name` or `schema.name` (plain identifiers, used exactly as given: they are quoted).
+   * Default `service_pay_inbox`.
+   */
+  tableName?: string;
+}
+
+/**
+ * A store on a node-postgres `Pool`: `ctx.tx` is the attempt's `PoolClient`.
+ *
+ * @example
+ * ```ts
+ * import pg from 'pg';
+ * const options: PostgresPoolOptions = { pool: new pg.Pool({ connectionString: process.env.DATABASE_URL }) };
+ * ```
+ */
+export interface PostgresPoolOptions extends PostgresStoreCommonOptions {
+  /** Each delivery takes one client for its transaction: size the pool for the deliveries you run at once. */
+  pool: Pool;
+}
+
+/**
+ * A store on PGlite (embedded PostgreSQL): `ctx.tx` is the delivery's PGlite `Transaction`.
+ *
+ * @example
+ * ```ts
+ * import { PGlite } from '@electric-sql/pglite';
+ * const options: PGliteStoreOptions = { pglite: await PGlite.create('./data/shop') };
+ * ```
+ */
+export interface PGliteStoreOptions extends PostgresStoreCommonOptions {
+  /** A `PGlite` (or `PGliteWorker`). It runs one transaction at a time; see the README. */
+  pglite: PGliteInterface;
+}
+
+/**
+ * How `new PostgresStore(...)` is typed: the options pick the flavour, and the flavour types `ctx.tx`.
+ *
+ * @example
+ * ```ts
+ * const pooled = new PostgresStore({ pool });     // PostgresStore<PoolClient>
+ * const embedded = new PostgresStore({ pglite }); // PostgresStore<Transaction>
+ * ```
+ */
+export interface PostgresStoreConstructor {
+  new (options: PostgresPoolOptions): PostgresStore<PoolClient>;
+  new (options: PGliteStoreOptions): PostgresStore<Transaction>;
+  readonly prototype: PostgresStore<unknown>;
+}
+
+/**
+ * A transactional store on PostgreSQL (node-postgres) or PGlite: the handler runs inside the store's
+ * transaction (`ctx.tx`), and its writes and the dedupe record commit together or not at all.
+ *
+ * For each fresh key the store opens a transaction, takes the key without waiting (a transaction-level
+ * advisory lock; held elsewhere -> 409 at once), reads the inbox row (found -> duplicate or conflict), runs
+ * the handler, then inserts the row and commits, in one round trip. A crash, a lost connection or a
+ * deadline rolls everything back and frees the key at once: no lease, no expiry, nothing orphaned.
+ *
+ * @example
+ * ```ts
+ * import { createWebhookHandler } from '@service-pay/core';
+ * import { PostgresStore } from '@service-pay/postgres';
+ * import pg from 'pg';
+ *
+ * const store = new PostgresStore({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL }) });
+ * await store.migrate();
+ * const handle = createWebhookHandler({ secret, store, onPaymentPaid: async (event, ctx) => {
+ *   await ctx.tx.query('update orders set paid = true where order_no = $1', [event.orderNo]);
+ * } });
+ * ```
+ */
+export interface PostgresStore<Tx = PoolClient> extends TransactionalStore<Tx> {
+  readonly kind: 'transactional';
+  /** The inbox table's name as given (default `service_pay_inbox`). */
+  readonly tableName: string;
+  /**
+   * Opens a transaction holding `key`, or says why not: another transaction holds it (`in-progress`,
+   * without waiting) or it was recorded before (`completed`, with the recorded fingerprint).
+   */
+  begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>>;
+  /**
+   * Creates the inbox table and its `created_at` index if they are missing. Idempotent, and safe when
+   * several processes run it at once (they take turns on an advisory lock). Run it once at start-up.
+   */
+  migrate(): Promise<void>;
+  /**
+   * Deletes inbox rows older than `olderThanMs`, in batches; resolves with how many. A pruned payment would
+   * be credited again if delivered again: keep rows longer than the sender retries and you reconcile.
+   */
+  prune(options: { olderThanMs: number }): Promise<number>;
+}
+
+class Store<Tx> implements PostgresStore<Tx> {
+  readonly kind = 'transactional';
+  readonly tableName: string;
+  readonly #driver: Driver<Tx>;
+
+  constructor(options: PostgresPoolOptions | PGliteStoreOptions) {
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError('PostgresStore: pass { pool } (a node-postgres Pool) or { pglite } (a PGlite).');
+    }
+    const table = tableName(options.tableName);
+    const sql = new InboxSql(table);
+    this.tableName = table.name;
+    const { pool } = options as Partial<PostgresPoolOptions>;
+    const { pglite } = options as Partial<PGliteStoreOptions>;
+    if (pool !== undefined && pglite !== undefined) {
+      throw new TypeError('PostgresStore: pass either pool or pglite, not both.');
+    }
+    if (pool !== undefined) {
+      if (typeof pool?.connect !== 'function' || typeof pool.query !== 'function') {
+        throw new TypeError('PostgresStore: options.pool must be a node-postgres Pool (new pg.Pool(...)).');
+      }
+      this.#driver = new PgDriver(pool, sql) as unknown as Driver<Tx>;
+    } else if (pglite !== undefined) {
+      if (typeof pglite?.transaction !== 'function' || typeof pglite.query !== 'function') {
+        throw new TypeError('PostgresStore: options.pglite must be a PGlite instance (await PGlite.create(...)).');
+      }
+      this.#driver = new PGliteDriver(pglite, sql) as unknown as Driver<Tx>;
+    } else {
+      throw new TypeError('PostgresStore: pass { pool } (a node-postgres Pool) or { pglite } (a PGlite).');
+    }
+  }
+
+  begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>> {
+    return this.#driver.begin(key, fingerprint);
+  }
+
+  migrate(): Promise<void> {
+    return this.#driver.migrate();
+  }
+
+  async prune(options: { olderThanMs: number }): Promise<number> {
+    const olderThanMs = (options as { olderThanMs?: unknown } | null)?.olderThanMs;
+    if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
+      throw new RangeError(
+        `PostgresStore.prune: olderThanMs must be a number of milliseconds >= 0, got ${JSON.stringify(olderThanMs)}.`,
+      );
+    }
+    return await this.#driver.prune(olderThanMs);
+  }
+}
+
+/**
+ * The store class. `new PostgresStore({ pool })` for node-postgres, `new PostgresStore({ pglite })` for
+ * PGlite; `TxOf<typeof store>` (and `ctx.tx`) is `PoolClient` or PGlite's `Transaction` accordingly.
+ *
+ * @example
+ * ```ts
+ * import { PGlite } from '@electric-sql/pglite';
+ * import { PostgresStore } from '@service-pay/postgres';
+ *
+ * const store = new PostgresStore({ pglite: await PGlite.create() });
+ * await store.migrate();
+ * ```
+ */
+export const PostgresStore = Store as unknown as PostgresStoreConstructor;

@@ -1,0 +1,28 @@
+/**
+ * SQL text for values the store must put into a statement itself: the begin and commit statements are sent
+ * as one simple-protocol message each (several statements, one round trip), and that protocol has no
+ * parameters. Everything else goes through bound parameters.
+ */
+
+/**
+ * A string as a PostgreSQL literal, correct whatever `standard_conforming_strings` is: quotes doubled, and
+ * backslashes doubled inside an `E''` literal (what node-postgres' `escapeLiteral` does).
+ *
+ * @example
+ * ```ts
+ * quoteLiteral("o'k"); // 'o''k'
+ * quoteLiteral('a\\b'); //  E'a\\\\b'
+ * ```
+ */
+export function quoteLiteral(value: string): string {
+  if (value.includes('\0')) throw new TypeError('PostgresStore: a text value cannot contain a NUL character.');
+  if (!value.includes("'") && !value.includes('\\')) return `'${value}'`;
+  const escaped = value.replaceAll("'", "''");
+  if (!value.includes('\\')) return `'${escaped}'`;
+  return ` E'${escaped.replaceAll('\\', '\\\\')}'`;
+}
+
+/** A nullable string as a literal or `NULL`. */
+export function quoteNullable(value: string | undefined): string {
+  return value === undefined ? 'NULL' : quoteLiteral(value);
+}

@@ -1,0 +1,55 @@
+import { PGlite } from '@electric-sql/pglite';
+import type { TransactionalStore, TransactionSession } from '@service-pay/core';
+import pg from 'pg';
+
+/** The machine's PostgreSQL (trust auth on loopback, database `test`; `.ci/run` makes sure it is up). */
+export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** A table name no other test (or other run on the shared server) uses. */
+export function uniqueName(label: string): string {
+  return `t_${label}_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** A pool on the shared server that says where it tried when the server is not there. */
+export async function openPool(options: pg.PoolConfig = {}): Promise<pg.Pool> {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 25, ...options });
+  pool.on('error', () => {}); // idle clients of a terminated backend; the tests look at query results
+  try {
+    await pool.query('select 1');
+  } catch (error) {
+    await pool.end();
+    throw new Error(`These tests need PostgreSQL at ${DATABASE_URL} (.ci/run starts it): ${(error as Error).message}`);
+  }
+  return pool;
+}
+
+/** An in-memory PGlite. */
+export function openPGlite(): Promise<PGlite> {
+  return PGlite.create();
+}
+
+/**
+ * The store for one conformance case, with a clean-up that rolls back every session the case left open.
+ * The suite's deadline case ends by claiming the key again and never ends that transaction; on a shared
+ * server it would keep its locks (and a pool client) until the pool closes. Rollback after an end is a
+ * no-op, so this also checks that.
+ */
+export function closingSessions<Tx>(store: TransactionalStore<Tx>): {
+  store: TransactionalStore<Tx>;
+  cleanup: () => Promise<void>;
+} {
+  const sessions: TransactionSession<Tx>[] = [];
+  return {
+    store: {
+      kind: 'transactional',
+      begin: async (key, fingerprint) => {
+        const claim = await store.begin(key, fingerprint);
+        if (claim.state === 'claimed') sessions.push(claim.session);
+        return claim;
+      },
+    },
+    cleanup: async () => {
+      await Promise.all(sessions.map((session) => session.rollback(new Error('conformance case over'))));
+    },
+  };
+}

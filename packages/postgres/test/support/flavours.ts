@@ -1,0 +1,67 @@
+import type { PGlite, Transaction } from '@electric-sql/pglite';
+import type pg from 'pg';
+import { PostgresStore } from '../../src/index.js';
+import { openPGlite, openPool, uniqueName } from './database.js';
+
+/**
+ * One database flavour as the handler tests use it: a store, a credits table WITHOUT a unique constraint
+ * (a second credit would show), and plain SQL outside any delivery transaction.
+ */
+export interface Flavour<Tx> {
+  name: string;
+  store: PostgresStore<Tx>;
+  inbox: string;
+  credits: string;
+  /** Writes one credit through the delivery's transaction. */
+  credit(tx: Tx, paymentId: string): Promise<void>;
+  /** A statement through `tx` that runs for `ms` (PostgreSQL only: PGlite cannot be interrupted). */
+  sleepIn?(tx: Tx, ms: number): Promise<unknown>;
+  /** Rows of a query run outside any delivery transaction. */
+  rows<R>(sql: string, params?: unknown[]): Promise<R[]>;
+  close(): Promise<void>;
+}
+
+export async function postgresFlavour(): Promise<Flavour<pg.PoolClient>> {
+  const pool = await openPool();
+  const inbox = uniqueName('inbox');
+  const credits = uniqueName('credits');
+  const store = new PostgresStore({ pool, tableName: inbox });
+  await store.migrate();
+  await pool.query(`create table ${credits} (payment_id text not null, at timestamptz not null default now())`);
+  return {
+    name: 'PostgreSQL',
+    store,
+    inbox,
+    credits,
+    credit: async (tx, paymentId) => {
+      await tx.query(`insert into ${credits} (payment_id) values ($1)`, [paymentId]);
+    },
+    sleepIn: (tx, ms) => tx.query('select pg_sleep($1)', [ms / 1000]),
+    rows: async (sql, params) => (await pool.query(sql, params)).rows,
+    close: async () => {
+      await pool.query(`drop table if exists ${credits}, ${inbox} cascade`);
+      await pool.end();
+    },
+  };
+}
+
+export async function pgliteFlavour(): Promise<Flavour<Transaction> & { db: PGlite }> {
+  const db = await openPGlite();
+  const inbox = 'service_pay_inbox';
+  const credits = 'credits';
+  const store = new PostgresStore({ pglite: db });
+  await store.migrate();
+  await db.exec(`create table ${credits} (payment_id text not null, at timestamptz not null default now())`);
+  return {
+    name: 'PGlite',
+    db,
+    store,
+    inbox,
+    credits,
+    credit: async (tx, paymentId) => {
+      await tx.query(`insert into ${credits} (payment_id) values ($1)`, [paymentId]);
+    },
+    rows: async <R>(sql: string, params?: unknown[]) => (await db.query<R>(sql, params)).rows,
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// Every file talks to a real database: the machine's PostgreSQL on 127.0.0.1:5432 (db `test`, a table of
+// its own per file), PGlite in the test process, or (the fault tests) a PostgreSQL server the test starts
+// and stops itself on a free loopback port.
+export default defineConfig({
+  test: {
+    name: 'postgres',
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
