@@ -2,7 +2,7 @@ import { describe } from './describe-value.js';
 import type { CreatePaymentInput } from './payment.js';
 
 /**
- * Why a payment input was refused. The same codes come back from the simulator as 400 error bodies, so a
+ * Why a payment input was refused. The simulator answers the same codes in its 400 error bodies, so a
  * problem reads the same whether the client or the service caught it.
  *
  * @example
@@ -34,12 +34,14 @@ export interface PaymentInputProblem {
 }
 
 /**
- * The bounds `checkPaymentInput` enforces. The spec leaves them open; these are the simulator's, chosen
- * wide enough for real shops and narrow enough to catch mistakes.
+ * @deprecated Not used by the client, which checks only what the spec states. These were the bounds of
+ * release 0.1, which the spec leaves "not shown"; they remain the simulator's defaults and the export stays
+ * for compatibility until the simulator owns them.
  *
  * @example
  * ```ts
- * if (orderNo.length > PAYMENT_INPUT_LIMITS.orderNoMaxLength) throw new Error('order number too long');
+ * // The simulator's default upper bound for orderNo; the client itself accepts any non-empty string.
+ * const max = PAYMENT_INPUT_LIMITS.orderNoMaxLength; // 64
  * ```
  */
 export const PAYMENT_INPUT_LIMITS = Object.freeze({
@@ -52,19 +54,17 @@ export const PAYMENT_INPUT_LIMITS = Object.freeze({
   notifyUrlMaxLength: 2048,
 });
 
-const L = PAYMENT_INPUT_LIMITS;
-// Printable ASCII without spaces: order numbers end up in logs, URLs and webhook payloads.
-const ORDER_NO = new RegExp(`^[\\x21-\\x7e]{1,${L.orderNoMaxLength}}$`);
-const TOKEN_SYMBOL = new RegExp(`^[A-Z][A-Z0-9]{0,${L.tokenSymbolMaxLength - 1}}$`);
-// No sign, exponent, spaces or leading zeros: one spelling per amount keeps comparisons exact.
-const AMOUNT = new RegExp(
-  `^(?:0|[1-9]\\d{0,${L.amountMaxIntegerDigits - 1}})(?:\\.\\d{1,${L.amountMaxFractionDigits}})?$`,
-);
+// Spec 2.1: "a decimal string, not a JSON number". The same shape as core's amount helpers read, so an
+// amount the client sends is one `compareAmounts` can compare; no sign, exponent or spaces.
+const DECIMAL = /^\d+(?:\.\d+)?$/;
 
 /**
- * Checks a payment input against the rules the simulator enforces and returns every problem (empty when
- * the input is fine). `createPayment` runs it before sending; the simulator runs it on every request and
- * answers the first problem as a 400 with its code. Unknown extra fields are allowed and sent along.
+ * Checks a payment input against what the spec states (2.1) and returns every problem (empty when the
+ * input is fine): `orderNo` and `tokenSymbol` non-empty strings, `amount` a decimal string (not a JSON
+ * number), `expireSec` a positive whole number of seconds, `notifyUrl` an absolute http(s) URL. Bounds the
+ * spec leaves "not shown" (lengths, allowed token symbols, the largest lifetime or amount) are the
+ * service's to enforce; its 400 answer arrives as a `ServiceApiError`. `createPayment` runs this check
+ * before sending. Unknown extra fields are allowed and sent along.
  *
  * @example
  * ```ts
@@ -90,18 +90,14 @@ export function checkPaymentInput(input: unknown): PaymentInputProblem[] {
     problems.push({ code, field, message });
   };
 
-  if (typeof orderNo !== 'string' || !ORDER_NO.test(orderNo)) {
-    add(
-      'INVALID_ORDER_NO',
-      'orderNo',
-      `orderNo must be a string of 1 to ${L.orderNoMaxLength} printable ASCII characters without spaces, got ${describe(orderNo)}.`,
-    );
+  if (typeof orderNo !== 'string' || orderNo.length === 0) {
+    add('INVALID_ORDER_NO', 'orderNo', `orderNo must be a non-empty string, got ${describe(orderNo)}.`);
   }
-  if (typeof tokenSymbol !== 'string' || !TOKEN_SYMBOL.test(tokenSymbol)) {
+  if (typeof tokenSymbol !== 'string' || tokenSymbol.length === 0) {
     add(
       'INVALID_TOKEN_SYMBOL',
       'tokenSymbol',
-      `tokenSymbol must be 1 to ${L.tokenSymbolMaxLength} uppercase letters and digits starting with a letter, such as "USDT", got ${describe(tokenSymbol)}.`,
+      `tokenSymbol must be a non-empty string such as "USDT", got ${describe(tokenSymbol)}.`,
     );
   }
   if (typeof amount === 'number') {
@@ -110,24 +106,18 @@ export function checkPaymentInput(input: unknown): PaymentInputProblem[] {
       'amount',
       `amount must be a decimal string such as "${amount}", not a JSON number: floating point cannot hold every amount exactly.`,
     );
-  } else if (typeof amount !== 'string' || !AMOUNT.test(amount)) {
+  } else if (typeof amount !== 'string' || !DECIMAL.test(amount)) {
     add(
       'INVALID_AMOUNT',
       'amount',
-      `amount must be a decimal string such as "12.50" (digits, an optional fraction of at most ${L.amountMaxFractionDigits} digits; no sign, exponent, spaces or leading zeros), got ${describe(amount)}.`,
+      `amount must be a decimal string such as "12.50" (digits and an optional fraction; no sign, exponent or spaces), got ${describe(amount)}.`,
     );
-  } else if (/^[0.]+$/.test(amount)) {
-    add('INVALID_AMOUNT', 'amount', `amount must be greater than zero, got ${describe(amount)}.`);
   }
-  if (
-    !Number.isSafeInteger(expireSec) ||
-    (expireSec as number) < L.expireSecMin ||
-    (expireSec as number) > L.expireSecMax
-  ) {
+  if (!Number.isSafeInteger(expireSec) || (expireSec as number) < 1) {
     add(
       'INVALID_EXPIRE_SEC',
       'expireSec',
-      `expireSec must be a whole number of seconds from ${L.expireSecMin} to ${L.expireSecMax}, got ${describe(expireSec)}.`,
+      `expireSec must be a positive whole number of seconds, got ${describe(expireSec)}.`,
     );
   }
   const urlProblem = notifyUrlProblem(notifyUrl);
@@ -138,7 +128,6 @@ export function checkPaymentInput(input: unknown): PaymentInputProblem[] {
 function notifyUrlProblem(value: unknown): string | undefined {
   const expected = 'notifyUrl must be an absolute http:// or https:// URL';
   if (typeof value !== 'string') return `${expected}, got ${describe(value)}.`;
-  if (value.length > L.notifyUrlMaxLength) return `${expected} of at most ${L.notifyUrlMaxLength} characters.`;
   let url: URL;
   try {
     url = new URL(value);

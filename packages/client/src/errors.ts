@@ -28,11 +28,37 @@ export class ServiceError extends Error {
   override readonly name: string = 'ServiceError';
   /** Stable machine-readable reason. */
   readonly code: string;
+  /**
+   * How many requests were sent before this error: 0 when it was refused before sending, 1 for an answer
+   * that was not retried, more after retries (the message then lists why each attempt failed).
+   */
+  readonly attempts: number;
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: string, message: string, options?: ServiceErrorOptions) {
+    super(withNote(message, options?.note), options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
+    this.attempts = options?.attempts ?? 1;
   }
+}
+
+/**
+ * What every `ServiceError` constructor takes besides its own fields.
+ *
+ * @example
+ * ```ts
+ * const error = new ServiceApiError(503, 'HTTP_ERROR', 'unavailable', { attempts: 3 });
+ * ```
+ */
+export interface ServiceErrorOptions {
+  cause?: unknown;
+  /** Requests sent; default 1. */
+  attempts?: number | undefined;
+  /** Appended to the message: the retry history, or why a request was not sent again. */
+  note?: string | undefined;
+}
+
+function withNote(message: string, note: string | undefined): string {
+  return note === undefined || note === '' ? message : `${message} ${note}`;
 }
 
 /**
@@ -57,7 +83,7 @@ export class ServiceApiError extends ServiceError {
   /** HTTP status of the answer. */
   readonly status: number;
 
-  constructor(status: number, code: string, message: string, options?: { cause?: unknown }) {
+  constructor(status: number, code: string, message: string, options?: ServiceErrorOptions) {
     super(code, message, options);
     this.status = status;
   }
@@ -100,16 +126,16 @@ export class ServiceInputError extends ServiceError {
     field?: string,
     problems: readonly PaymentInputProblem[] = [],
   ) {
-    super(code, message);
+    super(code, message, { attempts: 0 });
     this.field = field;
     this.problems = problems;
   }
 }
 
 /**
- * No complete answer arrived within `timeoutMs`. A GET was retried first; a POST never is, so after a
- * timeout on `createPayment` the payment may or may not exist: look it up by your order number before
- * creating it again.
+ * No complete answer arrived within `timeoutMs` (or within what was left of the retry deadline). A GET is
+ * retried first; `createPayment` is not retried after a timeout (the service may have created the
+ * payment), so after this error on `createPayment` the payment may or may not exist.
  *
  * @example
  * ```ts
@@ -125,15 +151,16 @@ export class ServiceTimeoutError extends ServiceError {
   declare readonly code: 'TIMEOUT';
   readonly timeoutMs: number;
 
-  constructor(timeoutMs: number, what: string) {
-    super('TIMEOUT', `${what} got no complete answer within ${timeoutMs} ms (timeoutMs).`);
+  constructor(timeoutMs: number, what: string, options?: ServiceErrorOptions) {
+    super('TIMEOUT', `${what} got no complete answer within ${timeoutMs} ms.`, options);
     this.timeoutMs = timeoutMs;
   }
 }
 
 /**
  * The request failed below HTTP: refused connection, DNS failure, reset socket. `cause` holds the
- * runtime's error. As with a timeout, a failed POST may have reached the service.
+ * runtime's error. As with a timeout, a failed POST may have reached the service, unless the connection
+ * was never made (then `createPayment` retries it).
  *
  * @example
  * ```ts
@@ -148,16 +175,41 @@ export class ServiceNetworkError extends ServiceError {
   override readonly name: string = 'ServiceNetworkError';
   declare readonly code: 'NETWORK_ERROR';
 
-  constructor(what: string, cause: unknown) {
-    super('NETWORK_ERROR', `${what} failed before an answer arrived: ${describeCause(cause)}`, { cause });
+  constructor(what: string, cause: unknown, options?: ServiceErrorOptions) {
+    super('NETWORK_ERROR', `${what} failed before an answer arrived: ${describeCause(cause)}`, { ...options, cause });
   }
 }
 
-function describeCause(cause: unknown): string {
+/**
+ * The caller's `signal` aborted the call (before sending, during a request, or while waiting to retry).
+ * `cause` holds the signal's reason. An aborted `createPayment` may have reached the service.
+ *
+ * @example
+ * ```ts
+ * const payment = await client.getPayment(paymentId, { signal: AbortSignal.timeout(5_000) }).catch((err) => {
+ *   if (err instanceof ServiceAbortError) return undefined; // gave up: try again on the next run
+ *   throw err;
+ * });
+ * ```
+ */
+export class ServiceAbortError extends ServiceError {
+  override readonly name: string = 'ServiceAbortError';
+  declare readonly code: 'ABORTED';
+
+  constructor(what: string, reason: unknown, options?: ServiceErrorOptions) {
+    super('ABORTED', `${what} was aborted by the caller's signal.`, { ...options, cause: reason });
+  }
+}
+
+/** A short reason for a failed request: the socket error's message, or its code when it has no message. */
+export function describeCause(cause: unknown): string {
   // undici wraps the socket error: `TypeError('fetch failed', { cause: Error('connect ECONNREFUSED ...') })`.
   const inner = (cause as { cause?: unknown } | undefined)?.cause;
   const source = inner instanceof Error ? inner : cause;
-  return source instanceof Error ? source.message : String(source);
+  if (!(source instanceof Error)) return String(source);
+  // An AggregateError (every address of a host refused) has an empty message but a code.
+  const code = (source as { code?: unknown }).code;
+  return source.message !== '' ? source.message : typeof code === 'string' ? code : source.name;
 }
 
 for (const [type, kinds] of [
@@ -166,6 +218,7 @@ for (const [type, kinds] of [
   [ServiceInputError, ['ServiceError', 'ServiceInputError']],
   [ServiceTimeoutError, ['ServiceError', 'ServiceTimeoutError']],
   [ServiceNetworkError, ['ServiceError', 'ServiceNetworkError']],
+  [ServiceAbortError, ['ServiceError', 'ServiceAbortError']],
 ] as const) {
   Object.defineProperty(type.prototype, KINDS, { value: kinds });
 }

@@ -6,15 +6,23 @@ export {
   type PaymentInputProblem,
 } from './check-payment-input.js';
 export {
+  ServiceAbortError,
   ServiceApiError,
   ServiceError,
+  type ServiceErrorOptions,
   ServiceInputError,
   type ServiceInputErrorCode,
   ServiceNetworkError,
   ServiceTimeoutError,
 } from './errors.js';
 export type { CreatePaymentInput, Payment, PaymentStatus } from './payment.js';
-export { createServiceClient, type ServiceClient, type ServiceClientOptions } from './service-client.js';
+export { RETRY_DEFAULTS, type RetryOptions } from './retry-policy.js';
+export {
+  createServiceClient,
+  type RequestOptions,
+  type ServiceClient,
+  type ServiceClientOptions,
+} from './service-client.js';
 export { type SignApiRequestInput, signApiRequest } from './sign-api-request.js';
 export {
   type ApiRequest,

@@ -1,7 +1,24 @@
 import { checkPaymentInput } from './check-payment-input.js';
 import { describe } from './describe-value.js';
-import { ServiceApiError, ServiceInputError, ServiceNetworkError, ServiceTimeoutError } from './errors.js';
+import {
+  ServiceAbortError,
+  ServiceApiError,
+  type ServiceError,
+  ServiceInputError,
+  ServiceNetworkError,
+  ServiceTimeoutError,
+} from './errors.js';
 import type { CreatePaymentInput, Payment } from './payment.js';
+import {
+  type AttemptFailure,
+  decideRetry,
+  parseRetryAfter,
+  provablyNotSent,
+  type RetryOptions,
+  type RetryPolicy,
+  resolveRetry,
+  summarizeFailure,
+} from './retry-policy.js';
 import { signApiRequest } from './sign-api-request.js';
 
 /**
@@ -14,6 +31,7 @@ import { signApiRequest } from './sign-api-request.js';
  *   apiKey: process.env.SERVICE_API_KEY!,
  *   apiSecret: process.env.SERVICE_API_SECRET!,
  *   timeoutMs: 10_000,
+ *   retry: { maxAttempts: 4, deadlineMs: 20_000 },
  * };
  * ```
  */
@@ -27,14 +45,35 @@ export interface ServiceClientOptions {
   /** Per-attempt limit for the whole answer, headers and body. Default 10 000 ms. */
   timeoutMs?: number | undefined;
   /**
-   * How often a GET is retried after a network failure or timeout. Default 2. A POST is never retried:
-   * the API has no idempotency key, so a retry could create a second payment.
+   * Retries of failed requests (see `RetryOptions` for the defaults), or `false` for none. A read is
+   * retried after a network error, a timeout, a 429 or a 5xx; `createPayment` only when the service
+   * provably did not take the request (no connection, 429, 503 with `Retry-After`). A 4xx other than
+   * 429 is never retried.
    */
-  maxNetworkRetries?: number | undefined;
+  retry?: RetryOptions | boolean | undefined;
+  /**
+   * The clock in milliseconds, for signing timestamps, the retry deadline and `Retry-After` dates.
+   * Default `Date.now`; a host with a known clock offset can correct it here.
+   */
+  now?: (() => number) | undefined;
 }
 
 /**
- * The merchant API, spec section 4.
+ * Per-call options of `createPayment` and `getPayment`.
+ *
+ * @example
+ * ```ts
+ * const payment = await client.getPayment('p_123', { signal: AbortSignal.timeout(5_000) });
+ * ```
+ */
+export interface RequestOptions {
+  /** Aborts the call: the request in flight and any wait before a retry. Rejects with `ServiceAbortError`. */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * The merchant API, spec section 4. Both methods are plain functions that close over the client (no
+ * `this`), so `client.getPayment` can be passed around unbound.
  *
  * @example
  * ```ts
@@ -43,16 +82,18 @@ export interface ServiceClientOptions {
  * ```
  */
 export interface ServiceClient {
-  /** `POST /v1/payments`. The input is checked first (see `checkPaymentInput`); never retried. */
-  createPayment(input: CreatePaymentInput): Promise<Payment>;
-  /** `GET /v1/payments/:paymentId`. Retried on network failure and timeout. */
-  getPayment(paymentId: string): Promise<Payment>;
+  /**
+   * `POST /v1/payments`. The input is checked first (see `checkPaymentInput`). Retried only when the
+   * service provably did not take the request: the connection was never made, a 429, or a 503 with
+   * `Retry-After`. After a timeout, a dropped connection or another 5xx the payment may exist, so it is not
+   * sent again and the error says so.
+   */
+  createPayment(input: CreatePaymentInput, options?: RequestOptions): Promise<Payment>;
+  /** `GET /v1/payments/:paymentId`. Retried after a network error, a timeout, a 429 or a 5xx. */
+  getPayment(paymentId: string, options?: RequestOptions): Promise<Payment>;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
-const DEFAULT_NETWORK_RETRIES = 2;
-/** First pause before a GET retry; doubles each time. Short: a refused connection rarely heals slowly. */
-const RETRY_DELAY_MS = 100;
 const PAYMENT_ID = /^p_[A-Za-z0-9_-]{1,125}$/;
 
 interface Resolved {
@@ -62,13 +103,20 @@ interface Resolved {
   apiSecret: string;
   fetch: typeof globalThis.fetch | undefined;
   timeoutMs: number;
-  maxNetworkRetries: number;
+  retry: RetryPolicy | undefined;
+  now: () => number;
 }
 
+type Method = 'GET' | 'POST';
+type AttemptResult = { ok: true; payment: Payment } | { ok: false; failure: AttemptFailure };
+
 /**
- * Creates a client for the merchant API. Every request is signed per spec 5.1 over the exact bytes sent.
- * Errors are typed: `ServiceInputError` (refused before sending), `ServiceApiError` (the service said
- * no; `status`, `code`, `message` from its error body), `ServiceTimeoutError` and `ServiceNetworkError`.
+ * Creates a client for the merchant API. Every request is signed per spec 5.1 over the exact bytes sent,
+ * and signed again (fresh timestamp) for every retry. Failed requests are retried with exponential
+ * backoff and full jitter, honouring `Retry-After`, within a total deadline (`retry`). Errors are typed:
+ * `ServiceInputError` (refused before sending), `ServiceApiError` (the service said no; `status`, `code`,
+ * `message` from its error body), `ServiceTimeoutError`, `ServiceNetworkError` and `ServiceAbortError`;
+ * each has `attempts`, and after retries its message lists why each attempt failed.
  *
  * @example
  * ```ts
@@ -87,33 +135,42 @@ interface Resolved {
  */
 export function createServiceClient(options: ServiceClientOptions): ServiceClient {
   const o = resolveOptions(options);
-  return {
-    async createPayment(input) {
-      const problems = checkPaymentInput(input);
-      const first = problems[0];
-      if (first !== undefined) {
-        const rest =
-          problems.length > 1
-            ? ` (and ${problems.length - 1} more: ${problems
-                .slice(1)
-                .map((p) => p.code)
-                .join(', ')})`
-            : '';
-        throw new ServiceInputError(first.code, `${first.message}${rest}`, first.field, problems);
-      }
-      return call(o, 'POST', '/v1/payments', JSON.stringify(input));
-    },
-    async getPayment(paymentId) {
-      if (typeof paymentId !== 'string' || !PAYMENT_ID.test(paymentId)) {
-        throw new ServiceInputError(
-          'INVALID_PAYMENT_ID',
-          `paymentId must be a payment identifier starting with "p_", got ${describe(paymentId)}.`,
-          'paymentId',
-        );
-      }
-      return call(o, 'GET', `/v1/payments/${paymentId}`, undefined);
-    },
+  // Arrow functions over `o`: nothing depends on `this`, so `createReconciler({ getPayment: client.getPayment })` works.
+  const createPayment = async (input: CreatePaymentInput, call?: RequestOptions): Promise<Payment> => {
+    const problems = checkPaymentInput(input);
+    const first = problems[0];
+    if (first !== undefined) {
+      const rest =
+        problems.length > 1
+          ? ` (and ${problems.length - 1} more: ${problems
+              .slice(1)
+              .map((p) => p.code)
+              .join(', ')})`
+          : '';
+      throw new ServiceInputError(first.code, `${first.message}${rest}`, first.field, problems);
+    }
+    return send(o, 'POST', '/v1/payments', JSON.stringify(input), signalOf(call));
   };
+  const getPayment = async (paymentId: string, call?: RequestOptions): Promise<Payment> => {
+    if (typeof paymentId !== 'string' || !PAYMENT_ID.test(paymentId)) {
+      throw new ServiceInputError(
+        'INVALID_PAYMENT_ID',
+        `paymentId must be a payment identifier starting with "p_", got ${describe(paymentId)}.`,
+        'paymentId',
+      );
+    }
+    return send(o, 'GET', `/v1/payments/${paymentId}`, undefined, signalOf(call));
+  };
+  return { createPayment, getPayment };
+}
+
+function signalOf(call: RequestOptions | undefined): AbortSignal | undefined {
+  const signal = call?.signal;
+  if (signal === undefined) return undefined;
+  if (signal === null || typeof signal !== 'object' || typeof signal.addEventListener !== 'function') {
+    throw new ServiceInputError('INVALID_OPTIONS', `signal must be an AbortSignal, got ${describe(signal)}.`, 'signal');
+  }
+  return signal;
 }
 
 function resolveOptions(options: ServiceClientOptions): Resolved {
@@ -141,15 +198,16 @@ function resolveOptions(options: ServiceClientOptions): Resolved {
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) {
     throw bad('timeoutMs', `timeoutMs must be a whole number of milliseconds > 0, got ${describe(timeoutMs)}.`);
   }
-  const maxNetworkRetries = options.maxNetworkRetries ?? DEFAULT_NETWORK_RETRIES;
-  if (!Number.isSafeInteger(maxNetworkRetries) || maxNetworkRetries < 0 || maxNetworkRetries > 10) {
-    throw bad(
-      'maxNetworkRetries',
-      `maxNetworkRetries must be a whole number from 0 to 10, got ${describe(maxNetworkRetries)}.`,
-    );
+  // The option of release 0.1; silently ignoring it would turn a user's "no retries" into retries.
+  if ('maxNetworkRetries' in options) {
+    throw bad('maxNetworkRetries', 'maxNetworkRetries was replaced by retry: { maxAttempts } (or retry: false).');
   }
+  const retry = resolveRetry(options.retry);
   const custom = options.fetch;
   if (custom !== undefined && typeof custom !== 'function') throw bad('fetch', 'fetch must be a fetch function.');
+  const now = options.now ?? Date.now;
+  if (typeof now !== 'function')
+    throw bad('now', `now must be a function returning milliseconds, got ${describe(now)}.`);
   // Signing validates the key's characters; doing it once here reports a bad key at construction.
   signApiRequest({ method: 'GET', path: '/', apiKey: options.apiKey, apiSecret: options.apiSecret, timestamp: 0 });
   return {
@@ -159,26 +217,49 @@ function resolveOptions(options: ServiceClientOptions): Resolved {
     apiSecret: options.apiSecret,
     fetch: custom,
     timeoutMs,
-    maxNetworkRetries,
+    retry,
+    now,
   };
 }
 
-async function call(o: Resolved, method: 'GET' | 'POST', path: string, body: string | undefined): Promise<Payment> {
-  const attempts = method === 'GET' ? 1 + o.maxNetworkRetries : 1;
+/** One call: attempts, waits and the final error, all within the deadline. */
+async function send(
+  o: Resolved,
+  method: Method,
+  path: string,
+  body: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Payment> {
+  const fullPath = `${o.prefix}${path}`;
+  const what = `${method} ${fullPath}`;
+  const startedAt = o.now();
+  const deadline = o.retry === undefined ? Number.POSITIVE_INFINITY : startedAt + o.retry.deadlineMs;
+  const history: AttemptFailure[] = [];
   for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await once(o, method, path, body);
-    } catch (error) {
-      const transient = error instanceof ServiceNetworkError || error instanceof ServiceTimeoutError;
-      if (!transient || attempt >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS * 2 ** (attempt - 1)));
+    if (signal?.aborted) {
+      // Aborted before this attempt was sent: it does not count.
+      throw finalError(what, { kind: 'aborted', reason: signal.reason }, history, attempt - 1, undefined, o, startedAt);
     }
+    const limitMs = Math.max(1, Math.min(o.timeoutMs, Math.ceil(deadline - o.now())));
+    const result = await sendOnce(o, method, fullPath, body, limitMs, signal);
+    if (result.ok) return result.payment;
+    const { failure } = result;
+    history.push(failure);
+    const decision = decideRetry(o.retry, { method, failure, attempt, remainingMs: deadline - o.now() });
+    if ('stop' in decision) throw finalError(what, failure, history, attempt, decision.stop, o, startedAt);
+    await o.retry!.sleep(decision.retryInMs, signal);
   }
 }
 
-async function once(o: Resolved, method: 'GET' | 'POST', path: string, body: string | undefined): Promise<Payment> {
-  const fullPath = `${o.prefix}${path}`;
-  const what = `${method} ${fullPath}`;
+/** Sends one signed request; never throws for a failure the retry loop has to judge. */
+async function sendOnce(
+  o: Resolved,
+  method: Method,
+  fullPath: string,
+  body: string | undefined,
+  limitMs: number,
+  signal: AbortSignal | undefined,
+): Promise<AttemptResult> {
   // Looked up per call, so a fetch installed or instrumented after construction is used.
   const fetchImpl = o.fetch ?? globalThis.fetch;
   if (typeof fetchImpl !== 'function') {
@@ -190,35 +271,90 @@ async function once(o: Resolved, method: 'GET' | 'POST', path: string, body: str
   }
   const controller = new AbortController();
   // One timer for the whole answer: a server that sends headers and then stalls the body is a timeout too.
-  const timer = setTimeout(() => controller.abort(), o.timeoutMs);
+  const timer = setTimeout(() => controller.abort(), limitMs);
+  const onAbort = () => controller.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      'content-type': 'application/json',
-      authorization: signApiRequest({ method, path: fullPath, body, apiKey: o.apiKey, apiSecret: o.apiSecret }),
-    };
+    // Signed for every attempt: a retry after a long Retry-After must not carry a stale timestamp.
+    const authorization = signApiRequest({
+      method,
+      path: fullPath,
+      body,
+      apiKey: o.apiKey,
+      apiSecret: o.apiSecret,
+      timestamp: Math.floor(o.now() / 1000),
+    });
     let response: Response;
     let text: string;
     try {
       response = await fetchImpl(`${o.origin}${fullPath}`, {
         method,
-        headers,
+        headers: { accept: 'application/json', 'content-type': 'application/json', authorization },
         body: body ?? null,
         signal: controller.signal,
       });
       text = await response.text();
     } catch (error) {
-      if (controller.signal.aborted) throw new ServiceTimeoutError(o.timeoutMs, what);
-      throw new ServiceNetworkError(what, error);
+      if (signal?.aborted) return { ok: false, failure: { kind: 'aborted', reason: signal.reason } };
+      if (controller.signal.aborted) return { ok: false, failure: { kind: 'timeout', limitMs } };
+      return { ok: false, failure: { kind: 'network', cause: error, notSent: provablyNotSent(error) } };
     }
-    if (!response.ok) throw apiError(response.status, text, what);
-    return toPayment(response.status, text, what);
+    if (!response.ok) {
+      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), o.now());
+      const { code, message } = apiErrorBody(text, response.status, `${method} ${fullPath}`);
+      return { ok: false, failure: { kind: 'http', status: response.status, code, message, retryAfterMs } };
+    }
+    const payment = toPayment(text);
+    if (payment === undefined) {
+      const message = `${method} ${fullPath} answered ${response.status}, but the body is not a payment (JSON with paymentId and status).`;
+      return {
+        ok: false,
+        failure: { kind: 'http', status: response.status, code: 'INVALID_RESPONSE', message, retryAfterMs: undefined },
+      };
+    }
+    return { ok: true, payment };
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
   }
 }
 
-function apiError(status: number, text: string, what: string): ServiceApiError {
+/** The error of a call: the class of the last failure, with the attempts made and, after retries, why each failed. */
+function finalError(
+  what: string,
+  failure: AttemptFailure,
+  history: readonly AttemptFailure[],
+  attempts: number,
+  stopReason: string | undefined,
+  o: Resolved,
+  startedAt: number,
+): ServiceError {
+  let note: string | undefined;
+  // An abort between attempts is not one of them: the history ends with the attempt before it.
+  const abortedWhileWaiting = failure.kind === 'aborted' && history.length > 0 && history.at(-1) !== failure;
+  const reason = abortedWhileWaiting ? 'aborted while waiting to retry' : stopReason;
+  if (history.length > 1 || abortedWhileWaiting) {
+    const list = history.map((f, i) => `${i + 1}) ${summarizeFailure(f)}`).join(', ');
+    const elapsed = Math.max(0, Math.round(o.now() - startedAt));
+    note = `(${attempts} attempt${attempts === 1 ? '' : 's'} in ${elapsed} ms: ${list}${reason ? `; ${reason}` : ''})`;
+  } else if (stopReason !== undefined) {
+    note = `(${stopReason})`;
+  }
+  const options = { attempts, note };
+  switch (failure.kind) {
+    case 'http':
+      return new ServiceApiError(failure.status, failure.code, failure.message, options);
+    case 'network':
+      return new ServiceNetworkError(what, failure.cause, options);
+    case 'timeout':
+      return new ServiceTimeoutError(failure.limitMs, what, options);
+    case 'aborted':
+      return new ServiceAbortError(what, failure.reason, options);
+  }
+}
+
+/** The spec's error body `{ error, message }`, or `HTTP_ERROR` with an excerpt of whatever came instead. */
+function apiErrorBody(text: string, status: number, what: string): { code: string; message: string } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -229,29 +365,24 @@ function apiError(status: number, text: string, what: string): ServiceApiError {
   if (body !== null && typeof body === 'object' && typeof body.error === 'string' && body.error.length > 0) {
     const message =
       typeof body.message === 'string' && body.message.length > 0 ? body.message : `${what} failed with ${body.error}.`;
-    return new ServiceApiError(status, body.error, message);
+    return { code: body.error, message };
   }
   const excerpt = text.length > 200 ? `${text.slice(0, 200)}...` : text;
-  return new ServiceApiError(
-    status,
-    'HTTP_ERROR',
-    `${what} answered ${status} without an error body${excerpt ? `: ${excerpt}` : '.'}`,
-  );
+  return {
+    code: 'HTTP_ERROR',
+    message: `${what} answered ${status} without an error body${excerpt ? `: ${excerpt}` : '.'}`,
+  };
 }
 
-function toPayment(status: number, text: string, what: string): Payment {
+function toPayment(text: string): Payment | undefined {
   let p: Partial<Payment> | null = null;
   try {
     p = JSON.parse(text);
   } catch {
-    // Reported below with the same code as any other body that is not a payment.
+    // Reported by the caller with the same code as any other body that is not a payment.
   }
   if (p === null || typeof p !== 'object' || typeof p.paymentId !== 'string' || typeof p.status !== 'string') {
-    throw new ServiceApiError(
-      status,
-      'INVALID_RESPONSE',
-      `${what} answered ${status}, but the body is not a payment (JSON with paymentId and status).`,
-    );
+    return undefined;
   }
   return p as Payment;
 }

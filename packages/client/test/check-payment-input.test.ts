@@ -24,34 +24,46 @@ describe('checkPaymentInput', () => {
 
   it.each([
     ['orderNo', '', 'INVALID_ORDER_NO'],
-    ['orderNo', 'has space', 'INVALID_ORDER_NO'],
-    ['orderNo', 'x'.repeat(65), 'INVALID_ORDER_NO'],
     ['orderNo', 42, 'INVALID_ORDER_NO'],
-    ['tokenSymbol', 'usdt', 'INVALID_TOKEN_SYMBOL'],
+    ['orderNo', undefined, 'INVALID_ORDER_NO'],
     ['tokenSymbol', '', 'INVALID_TOKEN_SYMBOL'],
-    ['tokenSymbol', 'A'.repeat(17), 'INVALID_TOKEN_SYMBOL'],
+    ['tokenSymbol', null, 'INVALID_TOKEN_SYMBOL'],
     ['amount', 12.5, 'INVALID_AMOUNT'],
     ['amount', '1e3', 'INVALID_AMOUNT'],
     ['amount', '-1', 'INVALID_AMOUNT'],
     ['amount', ' 1', 'INVALID_AMOUNT'],
-    ['amount', '01.5', 'INVALID_AMOUNT'],
     ['amount', '1.', 'INVALID_AMOUNT'],
-    ['amount', '0', 'INVALID_AMOUNT'],
-    ['amount', '0.000', 'INVALID_AMOUNT'],
-    ['amount', `1.${'1'.repeat(19)}`, 'INVALID_AMOUNT'],
+    ['amount', '.5', 'INVALID_AMOUNT'],
+    ['amount', '1,5', 'INVALID_AMOUNT'],
+    ['amount', '', 'INVALID_AMOUNT'],
     ['expireSec', 0, 'INVALID_EXPIRE_SEC'],
+    ['expireSec', -60, 'INVALID_EXPIRE_SEC'],
     ['expireSec', 1.5, 'INVALID_EXPIRE_SEC'],
     ['expireSec', '900', 'INVALID_EXPIRE_SEC'],
-    ['expireSec', 604_801, 'INVALID_EXPIRE_SEC'],
     ['notifyUrl', 'not a url', 'INVALID_NOTIFY_URL'],
     ['notifyUrl', 'ftp://shop.example/wh', 'INVALID_NOTIFY_URL'],
     ['notifyUrl', undefined, 'INVALID_NOTIFY_URL'],
-    ['notifyUrl', `https://shop.example/${'x'.repeat(2048)}`, 'INVALID_NOTIFY_URL'],
   ])('refuses %s = %j with %s', (field, value, code) => {
     const problems = checkPaymentInput({ ...valid, [field]: value });
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatchObject({ code, field });
     expect(problems[0]?.message).toContain(field);
+  });
+
+  // Issue 16: the client enforced bounds the spec leaves "not shown", with no way out. The service owns them.
+  it.each([
+    ['a 65-character orderNo', { orderNo: 'x'.repeat(65) }],
+    ['an orderNo with spaces and non-ASCII', { orderNo: 'Bestellung Nr. 42 / März' }],
+    ['a lowercase token symbol', { tokenSymbol: 'usdt' }],
+    ['a 17-character token symbol', { tokenSymbol: 'A'.repeat(17) }],
+    ['a 30-day expireSec', { expireSec: 30 * 86_400 }],
+    ['an amount with 19 fraction digits', { amount: `1.${'1'.repeat(19)}` }],
+    ['an amount with 40 integer digits', { amount: '9'.repeat(40) }],
+    ['an amount with leading zeros', { amount: '01.50' }],
+    ['a zero amount', { amount: '0.00' }],
+    ['a notifyUrl longer than 2048 characters', { notifyUrl: `https://shop.example/${'x'.repeat(3000)}` }],
+  ])('accepts %s: the spec states no such bound', (_, override) => {
+    expect(checkPaymentInput({ ...valid, ...override })).toEqual([]);
   });
 
   it('says why a JSON number amount is refused', () => {
@@ -68,11 +80,10 @@ describe('checkPaymentInput', () => {
     ]);
   });
 
-  it('accepts every positive canonical decimal string and refuses every JSON number', () => {
+  it('accepts every decimal string and refuses every JSON number', () => {
     const decimal = fc
-      .tuple(fc.bigInt({ min: 0n, max: 10n ** 29n }), fc.option(fc.stringMatching(/^\d{1,18}$/), { nil: undefined }))
-      .map(([int, frac]) => (frac === undefined ? String(int) : `${int}.${frac}`))
-      .filter((s) => !/^[0.]+$/.test(s));
+      .tuple(fc.stringMatching(/^\d{1,60}$/), fc.option(fc.stringMatching(/^\d{1,60}$/), { nil: undefined }))
+      .map(([int, frac]) => (frac === undefined ? int : `${int}.${frac}`));
     fc.assert(fc.property(decimal, (amount) => checkPaymentInput({ ...valid, amount }).length === 0));
     fc.assert(
       fc.property(fc.double(), (amount) => checkPaymentInput({ ...valid, amount })[0]?.code === 'INVALID_AMOUNT'),

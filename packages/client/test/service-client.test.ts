@@ -4,11 +4,10 @@ import {
   ServiceApiError,
   ServiceError,
   ServiceInputError,
-  ServiceNetworkError,
   ServiceTimeoutError,
   verifyApiRequest,
 } from '../src/index.js';
-import { closedPort, readBody, startServer, type TestServer } from './support/http-server.js';
+import { readBody, startServer, type TestServer } from './support/http-server.js';
 
 const apiKey = 'ak_test_1';
 const apiSecret = 'sk_test_secret';
@@ -60,6 +59,15 @@ describe('createServiceClient', () => {
     expect(s.seen).toEqual([{ method: 'POST', path: '/v1/payments', body: JSON.stringify(input), verified: true }]);
   });
 
+  // Issue 16: bounds the spec leaves "not shown" are the service's; the client sends such input as is.
+  it('sends a 65-character orderNo, a lowercase token symbol and a 30-day expireSec', async () => {
+    const s = await service(() => ({ status: 201, body: payment() }));
+    const client = createServiceClient({ baseUrl: s.url, apiKey, apiSecret });
+    const unbounded = { ...input, orderNo: 'o'.repeat(65), tokenSymbol: 'usdt.e', expireSec: 30 * 86_400 };
+    await expect(client.createPayment(unbounded)).resolves.toMatchObject({ paymentId: 'p_1' });
+    expect(s.seen).toEqual([{ method: 'POST', path: '/v1/payments', body: JSON.stringify(unbounded), verified: true }]);
+  });
+
   it('reads a payment with a signed GET', async () => {
     const s = await service(() => ({ status: 200, body: payment({ status: 'PAID' }) }));
     const client = createServiceClient({ baseUrl: s.url, apiKey, apiSecret });
@@ -89,7 +97,7 @@ describe('createServiceClient', () => {
 
   it('gives HTTP_ERROR for an error answer without the spec body, with an excerpt', async () => {
     const s = await service(() => ({ status: 502, body: '<html>Bad Gateway</html>' }));
-    const error = await createServiceClient({ baseUrl: s.url, apiKey, apiSecret })
+    const error = await createServiceClient({ baseUrl: s.url, apiKey, apiSecret, retry: false })
       .getPayment('p_1')
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 502, code: 'HTTP_ERROR', message: expect.stringContaining('Bad Gateway') });
@@ -126,20 +134,6 @@ describe('createServiceClient', () => {
     expect(s.seen).toEqual([]);
   });
 
-  it('times out with ServiceTimeoutError, and never retries the POST', async () => {
-    let requests = 0;
-    const server = await startServer((req) => {
-      requests += 1;
-      req.resume(); // read the body, never answer
-    });
-    servers.push(server);
-    const client = createServiceClient({ baseUrl: server.url, apiKey, apiSecret, timeoutMs: 100 });
-    const error = await client.createPayment(input).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ServiceTimeoutError);
-    expect(error).toMatchObject({ code: 'TIMEOUT', timeoutMs: 100 });
-    expect(requests).toBe(1);
-  });
-
   it('times out when the headers arrive but the body stalls', async () => {
     const server = await startServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -151,58 +145,9 @@ describe('createServiceClient', () => {
       apiKey,
       apiSecret,
       timeoutMs: 100,
-      maxNetworkRetries: 0,
+      retry: false,
     });
     await expect(client.getPayment('p_1')).rejects.toBeInstanceOf(ServiceTimeoutError);
-  });
-
-  it('retries a GET after a dropped connection and succeeds', async () => {
-    let requests = 0;
-    const server = await startServer((req, res) => {
-      requests += 1;
-      if (requests < 3) req.socket.destroy();
-      else res.writeHead(200, { 'content-type': 'application/json' }).end(payment());
-    });
-    servers.push(server);
-    const client = createServiceClient({ baseUrl: server.url, apiKey, apiSecret });
-    await expect(client.getPayment('p_1')).resolves.toMatchObject({ paymentId: 'p_1' });
-    expect(requests).toBe(3);
-  });
-
-  it('gives ServiceNetworkError after 1 + maxNetworkRetries GET attempts, and one POST attempt', async () => {
-    const port = await closedPort();
-    let calls = 0;
-    // The real fetch, counted: the connection refusals are real.
-    const counted: typeof fetch = (url, init) => {
-      calls += 1;
-      return fetch(url, init);
-    };
-    const client = createServiceClient({
-      baseUrl: `http://127.0.0.1:${port}`,
-      apiKey,
-      apiSecret,
-      fetch: counted,
-      maxNetworkRetries: 1,
-    });
-    const error = await client.getPayment('p_1').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ServiceNetworkError);
-    expect(error).toMatchObject({ code: 'NETWORK_ERROR', message: expect.stringContaining('ECONNREFUSED') });
-    expect(calls).toBe(2);
-    calls = 0;
-    await expect(client.createPayment(input)).rejects.toBeInstanceOf(ServiceNetworkError);
-    expect(calls).toBe(1);
-  });
-
-  it('a POST whose connection drops is not retried', async () => {
-    let requests = 0;
-    const server = await startServer((req) => {
-      requests += 1;
-      req.socket.destroy();
-    });
-    servers.push(server);
-    const client = createServiceClient({ baseUrl: server.url, apiKey, apiSecret });
-    await expect(client.createPayment(input)).rejects.toBeInstanceOf(ServiceNetworkError);
-    expect(requests).toBe(1);
   });
 
   it.each([
@@ -215,8 +160,16 @@ describe('createServiceClient', () => {
     ['apiSecret', { apiSecret: undefined }],
     ['timeoutMs', { timeoutMs: 0 }],
     ['timeoutMs', { timeoutMs: Number.NaN }],
-    ['maxNetworkRetries', { maxNetworkRetries: -1 }],
+    ['maxNetworkRetries', { maxNetworkRetries: 2 }],
+    ['retry', { retry: 'yes' }],
+    ['retry', { retry: null }],
+    ['retry.retries', { retry: { retries: 3 } }],
+    ['retry.maxAttempts', { retry: { maxAttempts: 0 } }],
+    ['retry.baseDelayMs', { retry: { baseDelayMs: -1 } }],
+    ['retry.deadlineMs', { retry: { deadlineMs: 0 } }],
+    ['retry.random', { retry: { random: 0.5 } }],
     ['fetch', { fetch: 'nope' }],
+    ['now', { now: 123 }],
   ])('refuses bad %s at construction with INVALID_OPTIONS', (field, override) => {
     const options = override === null ? null : { baseUrl: 'http://127.0.0.1:1', apiKey, apiSecret, ...override };
     let error: unknown;
