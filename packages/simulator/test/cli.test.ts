@@ -256,7 +256,9 @@ describe('service-pay simulate', () => {
     expect(receiver.handled.map((e) => e.paymentId)).toEqual([payment.paymentId]);
     await expect
       .poll(() => sim.output())
-      .toMatch(new RegExp(`dl_[0-9a-f]+ ${payment.paymentId} attempt 1: 200 \\(\\d+ ms\\) -> succeeded`));
+      .toMatch(
+        new RegExp(`dl_[0-9a-f]+ ${payment.paymentId} attempt 1: 200 \\{"received":true\\} \\(\\d+ ms\\) -> succeeded`),
+      );
 
     sim.child.kill('SIGTERM');
     const exit = await sim.exit;

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_PAYMENT_LIMITS } from '../src/index.js';
 import { input, setup } from './support/fixtures.js';
 import { startReceiver } from './support/receiver.js';
 
@@ -37,10 +38,14 @@ describe('control API under /_simulator', () => {
     expect(status).toBe(200);
     expect(body).toEqual({
       url: sim.url,
+      dashboard: `${sim.url}/`,
       merchantApi: `${sim.url}/v1/payments`,
       merchants: [{ name: merchant.apiKey, apiKey: merchant.apiKey, confirmations: 2 }],
+      forwardTo: null,
       retry: { maxAttempts: 8, baseDelayMs: 5, factor: 2, timeoutMs: 5000 },
       faults: { duplicateRate: 0, concurrentDuplicateRate: 0, dropResponseRate: 0, clockSkewSec: 0 },
+      merchantApiFault: null,
+      limits: DEFAULT_PAYMENT_LIMITS,
       seed: sim.seed,
       payments: 0,
       pendingDeliveries: 0,

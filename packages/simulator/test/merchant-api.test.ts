@@ -236,7 +236,7 @@ describe('merchant API: client <-> simulator', () => {
       expect(put.status).toBe(405);
       expect(put.headers.get('allow')).toBe('POST');
       expect((await put.json()).error).toBe('METHOD_NOT_ALLOWED');
-      for (const path of ['/', '/v1/refunds', '/v1/payments/p_1/cancel', '/v2/payments']) {
+      for (const path of ['/nothing', '/v1/refunds', '/v1/payments/p_1/cancel', '/v2/payments']) {
         const res = await fetch(`${sim.url}${path}`);
         expect([path, res.status, (await res.json()).error]).toEqual([path, 404, 'NOT_FOUND']);
       }

@@ -1,26 +1,41 @@
 import { createRequire } from 'node:module';
-import { SimulatorError } from '../errors.js';
+import { SimulatorError } from '../core/errors.js';
+import { ControlApiError } from './control-client.js';
+import { DELIVERIES_HELP, deliveriesCommand } from './deliveries-command.js';
 import type { Io } from './io.js';
 import { SEND_HELP, sendCommand } from './send-command.js';
 import { SIGN_HELP, signCommand } from './sign-command.js';
-import { SIMULATE_HELP, simulateCommand } from './simulate-command.js';
-import { EXIT, UsageError } from './usage-error.js';
+import { LISTEN_HELP, listenCommand, SIMULATE_HELP, simulateCommand } from './simulate-command.js';
+import { TRIGGER_HELP, triggerCommand } from './trigger-command.js';
+import { EXIT, UnreachableError, UsageError } from './usage-error.js';
 
 export const MAIN_HELP = `Usage: service-pay <command> [options]
 
 Commands:
-  simulate     run the payment service locally (merchant API, webhooks, control API)
-  send         sign payment.paid deliveries and POST them to your endpoint
+  listen       run the simulator and forward every webhook to your app (--forward-to URL),
+               with dev keys kept in .service-pay/dev-secrets.json
+  trigger      create and pay a test payment: 'service-pay trigger payment.paid --amount 12.50'
+  deliveries   print the delivery log of the running simulator
+  simulate     run the payment service locally (dashboard, merchant API, webhooks, control API)
+  send         sign payment.paid deliveries and POST them to your endpoint (no simulator)
   sign         print the signed headers and a curl command (webhook, or 'sign api')
   help [cmd]   show help
 
 Options:
   -h, --help     show help (also after any command)
   -v, --version  print the version
+  --json         (on every command) print JSON for scripts
 
-Exit codes: 0 done, 1 the work failed, 2 bad usage.`;
+Exit codes: 0 done, 1 the work failed, 2 bad usage, 3 no simulator answered.`;
 
-const HELP: Record<string, string> = { simulate: SIMULATE_HELP, send: SEND_HELP, sign: SIGN_HELP };
+const HELP: Record<string, string> = {
+  listen: LISTEN_HELP,
+  trigger: TRIGGER_HELP,
+  deliveries: DELIVERIES_HELP,
+  simulate: SIMULATE_HELP,
+  send: SEND_HELP,
+  sign: SIGN_HELP,
+};
 
 /** Until Ctrl+C or a termination request. */
 function untilSignal(): Promise<string> {
@@ -38,10 +53,17 @@ function untilSignal(): Promise<string> {
 /** The whole CLI: parses `args`, runs the command, returns the exit code. Never throws. */
 export async function runCli(args: string[], io: Io, stopSignal: () => Promise<string> = untilSignal): Promise<number> {
   const [command, ...rest] = args;
+  const json = rest.includes('--json');
   try {
     switch (command) {
       case 'simulate':
         return await simulateCommand(rest, io, stopSignal);
+      case 'listen':
+        return await listenCommand(rest, io, stopSignal);
+      case 'trigger':
+        return await triggerCommand(rest, io);
+      case 'deliveries':
+        return await deliveriesCommand(rest, io);
       case 'send':
         return await sendCommand(rest, io);
       case 'sign':
@@ -65,16 +87,21 @@ export async function runCli(args: string[], io: Io, stopSignal: () => Promise<s
         throw new UsageError(`unknown command '${command}'`);
     }
   } catch (error) {
-    if (error instanceof UsageError) {
+    const [code, name, message] = classify(error);
+    // With --json, a failure is a JSON object on stderr too, so a script reads one format.
+    if (json) io.err(JSON.stringify({ error: name, message, exitCode: code }));
+    else if (code === EXIT.USAGE) {
       const helpFor = command !== undefined && HELP[command] !== undefined ? ` ${command}` : '';
-      io.err(`service-pay: ${error.message}\nRun 'service-pay${helpFor} --help' for usage.`);
-      return EXIT.USAGE;
-    }
-    if (error instanceof SimulatorError) {
-      io.err(`service-pay: ${error.message} (${error.code})`);
-      return EXIT.FAILURE;
-    }
-    io.err(`service-pay: unexpected error: ${(error as Error)?.stack ?? error}`);
-    return EXIT.FAILURE;
+      io.err(`service-pay: ${message}\nRun 'service-pay${helpFor} --help' for usage.`);
+    } else io.err(`service-pay: ${message}${name === 'UNEXPECTED' || name === 'UNREACHABLE' ? '' : ` (${name})`}`);
+    return code;
   }
+}
+
+function classify(error: unknown): [code: number, name: string, message: string] {
+  if (error instanceof UsageError) return [EXIT.USAGE, 'USAGE', error.message];
+  if (error instanceof UnreachableError) return [EXIT.UNREACHABLE, 'UNREACHABLE', error.message];
+  if (error instanceof SimulatorError || error instanceof ControlApiError)
+    return [EXIT.FAILURE, error.code, error.message];
+  return [EXIT.FAILURE, 'UNEXPECTED', `unexpected error: ${(error as Error)?.stack ?? error}`];
 }

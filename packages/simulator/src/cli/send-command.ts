@@ -1,7 +1,7 @@
 import { Agent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { signWebhook } from '@service-pay/core';
-import { type PostResult, postWebhook } from '../post-webhook.js';
+import { type PostResult, postWebhook } from '../core/post-webhook.js';
 import { integerFlag, parse, requireFlag } from './args.js';
 import type { Io } from './io.js';
 import { EXIT, UsageError } from './usage-error.js';
@@ -19,6 +19,7 @@ Options:
   --concurrent            send all deliveries at once instead of one after another
   --clock-skew-sec N      sign with now + N seconds (test your tolerance check)
   --timeout-ms MS         per delivery, default 5000
+  --json                  print { ok, body, deliveries: [{ deliveryId, status, responseBody, ... }] }
   -h, --help              show this help
 
 ${EVENT_HELP}
@@ -35,6 +36,7 @@ const FLAGS = {
   concurrent: { type: 'boolean' },
   'clock-skew-sec': { type: 'string' },
   'timeout-ms': { type: 'string' },
+  json: { type: 'boolean' },
   ...EVENT_FLAGS,
 } as const;
 
@@ -57,23 +59,33 @@ export async function sendCommand(args: string[], io: Io): Promise<number> {
 
   const agents = { http: new Agent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
   const total = duplicates + 1;
+  const json = values.json === true;
+  const results: Array<{ deliveryId: string } & PostResult> = [];
   const one = async (index: number): Promise<boolean> => {
     const { headers } = signWebhook({ event: body, secret, timestamp: Math.floor(Date.now() / 1000) + skew });
     const result = await postWebhook(new URL(url), body, headers, timeoutMs, agents).result;
-    io.out(`#${index + 1}/${total} ${headers['x-service-delivery']} ${describe(result)}`);
+    const deliveryId = headers['x-service-delivery'] as string;
+    results[index] = { deliveryId, ...result };
+    if (!json) io.out(`#${index + 1}/${total} ${deliveryId} ${describe(result)}`);
     return result.status !== null && result.status >= 200 && result.status < 300;
   };
   try {
-    io.err(
-      `POST ${url}  paymentId ${safePaymentId(body)}  ${total} ${total === 1 ? 'delivery' : 'deliveries'}${values.concurrent ? ' at once' : ''}`,
-    );
+    if (!json)
+      io.err(
+        `POST ${url}  paymentId ${safePaymentId(body)}  ${total} ${total === 1 ? 'delivery' : 'deliveries'}${values.concurrent ? ' at once' : ''}`,
+      );
     let ok: boolean[];
     if (values.concurrent) ok = await Promise.all(Array.from({ length: total }, (_, i) => one(i)));
     else {
       ok = [];
       for (let i = 0; i < total; i += 1) ok.push(await one(i));
     }
-    return ok.every(Boolean) ? EXIT.OK : EXIT.FAILURE;
+    const allOk = ok.every(Boolean);
+    if (json) {
+      const deliveries = results.map((r) => ({ ...r, startedAt: new Date(r.startedAt).toISOString() }));
+      io.out(JSON.stringify({ ok: allOk, url, body, deliveries }, null, 2));
+    }
+    return allOk ? EXIT.OK : EXIT.FAILURE;
   } finally {
     agents.http.destroy();
     agents.https.destroy();

@@ -1,28 +1,16 @@
 import { readFile } from 'node:fs/promises';
-import type { DeliveryAttemptEvent } from '../delivery-log.js';
-import { SimulatorError } from '../errors.js';
-import { generateMerchant, type MerchantConfig } from '../merchant.js';
-import type { SimulatorOptions } from '../options.js';
-import { startSimulator } from '../simulator.js';
+import { SimulatorError } from '../core/errors.js';
+import { generateMerchant, type MerchantConfig } from '../core/merchant.js';
+import type { SimulatorOptions } from '../core/options.js';
+import { type Simulator, startSimulator } from '../simulator.js';
 import { integerFlag, numberFlag, parse } from './args.js';
+import { DEFAULT_SECRETS_FILE, loadDevSecrets } from './dev-secrets.js';
+import { attemptLine } from './format.js';
 import type { Io } from './io.js';
 import { EXIT, UsageError } from './usage-error.js';
 
-export const SIMULATE_HELP = `Usage: service-pay simulate [options]
-
-Runs the payment service locally: the signed merchant API under /v1, signed payment.paid webhooks with
-the spec's retries, and a control API under /_simulator. Prints the merchant keys and URLs, then one
-line per delivery attempt. Stop it with Ctrl+C.
-
-Options:
-  --config FILE                   JSON with any of: port, host, merchants [{ apiKey, apiSecret,
-                                  webhookSecret, confirmations, name }], retry, faults,
-                                  confirmationIntervalMs, tokenDecimals, seed. Flags win over the file.
-  --port N                        default 4010; 0 picks a free port
+const RUN_FLAGS_HELP = `  --port N                        default 4010; 0 picks a free port
   --host HOST                     default 127.0.0.1 (the control API has no auth: keep it local)
-  --api-key KEY                   one merchant's keys; generated when left out
-  --api-secret SECRET
-  --webhook-secret SECRET
   --confirmations N               confirmations before PAID, default 3
   --confirmation-interval-ms MS   pause between confirmations, default 0
   --max-attempts N                webhook attempts, 1 to 8, default 8
@@ -34,20 +22,50 @@ Options:
   --drop-response-rate R          chance, per attempt, that the answer is ignored, 0 to 1
   --clock-skew-sec S              sign webhooks with now + S seconds
   --seed N                        seed of the fault generator, to repeat a run
+  --config FILE                   JSON with any of: port, host, merchants, retry, faults,
+                                  confirmationIntervalMs, tokenDecimals, seed, limits. Flags win.
   --quiet                         do not print delivery attempts
-  -h, --help                      show this help
+  --json                          print JSON lines: {"event":"started",...}, then one
+                                  {"event":"attempt",...} per delivery attempt
+  -h, --help                      show this help`;
+
+export const SIMULATE_HELP = `Usage: service-pay simulate [options]
+
+Runs the payment service locally: the dashboard at /, the signed merchant API under /v1, signed
+payment.paid webhooks with the spec's retries, and a control API under /_simulator. Prints the merchant
+keys and URLs, then one line per delivery attempt. Stop it with Ctrl+C.
+
+Options:
+  --api-key KEY                   one merchant's keys; generated when left out
+  --api-secret SECRET
+  --webhook-secret SECRET
+  --forward-to URL                send every webhook here instead of the payment's notifyUrl
+${RUN_FLAGS_HELP}
 
 Then, with the printed keys:
   curl -X POST http://127.0.0.1:4010/_simulator/payments/<paymentId>/pay
   curl http://127.0.0.1:4010/_simulator/deliveries`;
 
-const FLAGS = {
+export const LISTEN_HELP = `Usage: service-pay listen --forward-to URL [options]
+
+Local development like 'stripe listen': runs the simulator and forwards the webhook of every payment it
+pays to your app at URL, whatever notifyUrl the payment was created with. The merchant keys live in a
+project-local file, created on the first run and reused after, so the webhook secret in your app's
+.env keeps working; they are printed at start, with the dashboard's address. Stop it with Ctrl+C.
+
+Options:
+  --forward-to URL                your app's webhook endpoint (required)
+  --secrets-file FILE             default ${DEFAULT_SECRETS_FILE} (in the current folder)
+${RUN_FLAGS_HELP}
+
+Then, in another terminal:
+  service-pay trigger payment.paid --amount 12.50
+  service-pay deliveries`;
+
+const RUN_FLAGS = {
   config: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
-  'api-key': { type: 'string' },
-  'api-secret': { type: 'string' },
-  'webhook-secret': { type: 'string' },
   confirmations: { type: 'string' },
   'confirmation-interval-ms': { type: 'string' },
   'max-attempts': { type: 'string' },
@@ -60,11 +78,24 @@ const FLAGS = {
   'clock-skew-sec': { type: 'string' },
   seed: { type: 'string' },
   quiet: { type: 'boolean' },
+  json: { type: 'boolean' },
 } as const;
 
-/** Runs until `stopSignal` resolves (Ctrl+C in the real CLI). */
+const SIMULATE_FLAGS = {
+  ...RUN_FLAGS,
+  'api-key': { type: 'string' },
+  'api-secret': { type: 'string' },
+  'webhook-secret': { type: 'string' },
+  'forward-to': { type: 'string' },
+} as const;
+
+const LISTEN_FLAGS = { ...RUN_FLAGS, 'forward-to': { type: 'string' }, 'secrets-file': { type: 'string' } } as const;
+
+type RunValues = ReturnType<typeof parse<typeof RUN_FLAGS>>;
+
+/** `service-pay simulate`: runs until `stopSignal` resolves (Ctrl+C in the real CLI). */
 export async function simulateCommand(args: string[], io: Io, stopSignal: () => Promise<string>): Promise<number> {
-  const v = parse(args, FLAGS);
+  const v = parse(args, SIMULATE_FLAGS);
   if (v.help) {
     io.out(SIMULATE_HELP);
     return EXIT.OK;
@@ -85,9 +116,64 @@ export async function simulateCommand(args: string[], io: Io, stopSignal: () => 
       confirmations: integerFlag(v.confirmations, 'confirmations'),
     }),
   ];
+  const sim = await start(runOptions(v, file, merchants, v['forward-to']), v, io);
+  io.out(v.json ? started(sim) : banner(sim));
+  return runUntilStopped(sim, io, stopSignal);
+}
+
+/** `service-pay listen --forward-to URL`: `simulate` with the project's dev keys and forwarding. */
+export async function listenCommand(args: string[], io: Io, stopSignal: () => Promise<string>): Promise<number> {
+  const v = parse(args, LISTEN_FLAGS);
+  if (v.help) {
+    io.out(LISTEN_HELP);
+    return EXIT.OK;
+  }
+  const forwardTo = v['forward-to'];
+  if (forwardTo === undefined || forwardTo === '')
+    throw new UsageError(
+      "--forward-to is required (your app's webhook URL, such as http://127.0.0.1:3000/webhooks/service)",
+    );
+  const file = v.config === undefined ? {} : await readConfig(v.config);
+  if (file.merchants !== undefined)
+    throw new UsageError(
+      'listen keeps its merchant in the secrets file; drop merchants from --config, or use simulate',
+    );
+  const { secrets, path, created } = await loadDevSecrets(v['secrets-file'] ?? DEFAULT_SECRETS_FILE);
+  const merchant: MerchantConfig = {
+    name: 'dev',
+    apiKey: secrets.apiKey,
+    apiSecret: secrets.apiSecret,
+    webhookSecret: secrets.webhookSecret,
+    ...(v.confirmations === undefined ? {} : { confirmations: integerFlag(v.confirmations, 'confirmations') }),
+  };
+  const sim = await start(runOptions(v, file, [merchant], forwardTo), v, io);
+  if (v.json) io.out(started(sim, { secretsFile: path, secretsCreated: created }));
+  else {
+    io.out(
+      [
+        `Ready: forwarding the webhooks of every payment to ${forwardTo}`,
+        banner(sim),
+        `The dev keys are kept in ${path} (${created ? 'created now' : 'reused'}); for your app's .env:`,
+        `  SERVICE_API_URL=${sim.url}`,
+        `  SERVICE_API_KEY=${secrets.apiKey}`,
+        `  SERVICE_API_SECRET=${secrets.apiSecret}`,
+        `  SERVICE_WEBHOOK_SECRET=${secrets.webhookSecret}`,
+        'Trigger an event from another terminal: service-pay trigger payment.paid --amount 12.50',
+      ].join('\n'),
+    );
+  }
+  return runUntilStopped(sim, io, stopSignal);
+}
+
+function runOptions(
+  v: RunValues,
+  file: Record<string, unknown>,
+  merchants: MerchantConfig[],
+  forwardTo: string | undefined,
+): SimulatorOptions {
   const defined = <T extends object>(o: T) =>
     Object.fromEntries(Object.entries(o).filter(([, x]) => x !== undefined)) as T;
-  const options: SimulatorOptions = {
+  return {
     ...file,
     merchants,
     port: integerFlag(v.port, 'port') ?? (file.port as number | undefined) ?? 4010,
@@ -113,18 +199,37 @@ export async function simulateCommand(args: string[], io: Io, stopSignal: () => 
     ...defined({
       confirmationIntervalMs: integerFlag(v['confirmation-interval-ms'], 'confirmation-interval-ms'),
       seed: integerFlag(v.seed, 'seed'),
+      forwardTo,
     }),
-    onDeliveryAttempt: v.quiet ? undefined : (event) => io.out(attemptLine(event)),
   };
+}
 
-  let sim: Awaited<ReturnType<typeof startSimulator>>;
+async function start(options: SimulatorOptions, v: RunValues, io: Io): Promise<Simulator> {
+  const onDeliveryAttempt: SimulatorOptions['onDeliveryAttempt'] = v.quiet
+    ? undefined
+    : v.json
+      ? ({ delivery, attempt }) =>
+          io.out(
+            JSON.stringify({
+              event: 'attempt',
+              deliveryId: delivery.deliveryId,
+              paymentId: delivery.paymentId,
+              kind: delivery.kind,
+              url: delivery.url,
+              state: delivery.state,
+              ...attempt,
+            }),
+          )
+      : (event) => io.out(attemptLine(event));
   try {
-    sim = await startSimulator(options);
+    return await startSimulator({ ...options, onDeliveryAttempt });
   } catch (error) {
     if (error instanceof SimulatorError && error.code === 'INVALID_OPTIONS') throw new UsageError(error.message);
     throw error;
   }
-  io.out(banner(sim));
+}
+
+async function runUntilStopped(sim: Simulator, io: Io, stopSignal: () => Promise<string>): Promise<number> {
   const signal = await stopSignal();
   io.err(`\n${signal}: stopping the simulator...`);
   await sim.stop();
@@ -155,6 +260,7 @@ async function readConfig(path: string): Promise<Record<string, unknown>> {
     'confirmationIntervalMs',
     'tokenDecimals',
     'seed',
+    'limits',
   ]);
   const unknown = Object.keys(parsed).filter((k) => !known.has(k));
   if (unknown.length > 0)
@@ -162,12 +268,31 @@ async function readConfig(path: string): Promise<Record<string, unknown>> {
   return parsed as Record<string, unknown>;
 }
 
-function banner(sim: Awaited<ReturnType<typeof startSimulator>>): string {
+/** The `--json` start line: everything the banner says, secrets included (they are test keys, printed anyway). */
+function started(sim: Simulator, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    event: 'started',
+    url: sim.url,
+    dashboard: sim.dashboardUrl,
+    merchantApi: `${sim.url}/v1/payments`,
+    controlApi: `${sim.url}/_simulator`,
+    forwardTo: sim.forwardTo,
+    merchants: sim.merchants,
+    retry: sim.retry,
+    faults: sim.faults,
+    seed: sim.seed,
+    ...extra,
+  });
+}
+
+function banner(sim: Simulator): string {
   const lines = [
     `service-pay simulator listening on ${sim.url}`,
+    `  dashboard     ${sim.dashboardUrl}`,
     `  merchant API  ${sim.url}/v1/payments`,
     `  control API   ${sim.url}/_simulator`,
   ];
+  if (sim.forwardTo !== null) lines.push(`  forwarding    every webhook to ${sim.forwardTo}`);
   for (const m of sim.merchants) {
     lines.push(
       `merchant ${m.name}`,
@@ -189,11 +314,4 @@ function banner(sim: Awaited<ReturnType<typeof startSimulator>>): string {
   }
   lines.push(`pay a payment: curl -X POST ${sim.url}/_simulator/payments/<paymentId>/pay`, 'Press Ctrl+C to stop.');
   return lines.join('\n');
-}
-
-function attemptLine({ delivery, attempt }: DeliveryAttemptEvent): string {
-  const result =
-    attempt.status !== null && attempt.error === null ? `${attempt.status}` : (attempt.error ?? `${attempt.status}`);
-  const next = attempt.nextRetryInMs === null ? ` -> ${delivery.state}` : `; retry in ${attempt.nextRetryInMs} ms`;
-  return `${attempt.startedAt} ${delivery.deliveryId} ${delivery.paymentId} attempt ${attempt.attempt}: ${result} (${attempt.latencyMs} ms)${next}`;
 }

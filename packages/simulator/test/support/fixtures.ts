@@ -10,13 +10,22 @@ export const input = (overrides: object = {}) => ({
   ...overrides,
 });
 
-/** A simulator with one merchant, a client for it, and fast retries; stopped by the caller. */
+/**
+ * A simulator with one merchant, a client for it and fast retries; stopped by the caller. The client does
+ * not retry (these tests look at what the simulator answers); `retryingClient` retries as the client does
+ * by default, with short waits.
+ */
 export async function setup(options: Partial<SimulatorOptions> & { merchant?: Partial<MerchantConfig> } = {}) {
   const { merchant: merchantOverrides, ...rest } = options;
   const merchant = generateMerchant({ confirmations: 2, ...merchantOverrides });
   const sim = await startSimulator({ merchants: [merchant], retry: { baseDelayMs: 10, timeoutMs: 1000 }, ...rest });
-  const client = createServiceClient({ baseUrl: sim.url, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret });
-  return { sim, merchant, client };
+  const keys = { baseUrl: sim.url, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret };
+  const client = createServiceClient({ ...keys, retry: false });
+  const retryingClient = createServiceClient({
+    ...keys,
+    retry: { maxAttempts: 6, baseDelayMs: 20, maxDelayMs: 200, deadlineMs: 10_000 },
+  });
+  return { sim, merchant, client, retryingClient };
 }
 
 /** A raw, correctly signed request, for what the client would refuse to send. */

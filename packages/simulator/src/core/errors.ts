@@ -1,4 +1,19 @@
-import type { PaymentInputCode } from '@service-pay/client';
+/**
+ * Why a payment input was refused: the same codes `@service-pay/client` uses for the shapes it checks, so a
+ * problem reads the same whether the client or the simulator caught it.
+ *
+ * @example
+ * ```ts
+ * const code: PaymentInputErrorCode = 'INVALID_ORDER_NO';
+ * ```
+ */
+export type PaymentInputErrorCode =
+  | 'INVALID_BODY'
+  | 'INVALID_ORDER_NO'
+  | 'INVALID_TOKEN_SYMBOL'
+  | 'INVALID_AMOUNT'
+  | 'INVALID_EXPIRE_SEC'
+  | 'INVALID_NOTIFY_URL';
 
 /**
  * Every code the simulator answers or throws. The merchant API codes (first group) are what a client sees
@@ -12,18 +27,24 @@ import type { PaymentInputCode } from '@service-pay/client';
  */
 export type SimulatorErrorCode =
   | 'UNAUTHORIZED'
-  | PaymentInputCode
+  | PaymentInputErrorCode
   | 'INVALID_JSON'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'BODY_TOO_LARGE'
   | 'DUPLICATE_ORDER_NO'
   | 'PAYMENT_NOT_FOUND'
+  | 'RATE_LIMITED'
+  | 'SERVICE_UNAVAILABLE'
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'INTERNAL_ERROR'
   | 'INVALID_OPTIONS'
   | 'INVALID_PAY_OPTIONS'
   | 'INVALID_FAULTS'
+  | 'INVALID_AMENDMENT'
+  | 'INVALID_API_FAULT'
+  | 'FORBIDDEN_ORIGIN'
+  | 'PAYMENT_CONFIRMING'
   | 'PAYMENT_EXPIRED'
   | 'PAYMENT_ALREADY_PAID'
   | 'PAYMENT_NOT_PAID'
@@ -53,12 +74,18 @@ export const SIMULATOR_STATUS_BY_CODE: Readonly<Record<SimulatorErrorCode, numbe
   BODY_TOO_LARGE: 413,
   DUPLICATE_ORDER_NO: 409,
   PAYMENT_NOT_FOUND: 404,
+  RATE_LIMITED: 429,
+  SERVICE_UNAVAILABLE: 503,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   INTERNAL_ERROR: 500,
   INVALID_OPTIONS: 400,
   INVALID_PAY_OPTIONS: 400,
   INVALID_FAULTS: 400,
+  INVALID_AMENDMENT: 400,
+  INVALID_API_FAULT: 400,
+  FORBIDDEN_ORIGIN: 403,
+  PAYMENT_CONFIRMING: 409,
   PAYMENT_EXPIRED: 409,
   PAYMENT_ALREADY_PAID: 409,
   PAYMENT_NOT_PAID: 409,

@@ -4,7 +4,7 @@ import { signWebhook } from '@service-pay/core';
 import type { AttemptOutcome, DeliveryAttempt, DeliveryKind, DeliveryRecord, DeliveryState } from './delivery-log.js';
 import { newDeliveryId } from './ids.js';
 import type { ResolvedRetry } from './options.js';
-import { postWebhook } from './post-webhook.js';
+import { type PostHandle, postWebhook } from './post-webhook.js';
 import { seededRandom } from './random.js';
 
 /** One delivery to start: who, where, what, and its own faults. */
@@ -19,6 +19,10 @@ export interface DeliveryPlan {
   /** Answers of the first N attempts are thrown away. */
   dropFirst: number;
   clockSkewSec: number;
+  /** Pause before the first attempt. */
+  delayMs: number;
+  /** Every attempt fails without a request (the endpoint is "down"). */
+  endpointDown: boolean;
 }
 
 interface Delivery {
@@ -44,6 +48,8 @@ export interface SenderContext {
   /** Seed of the per-delivery generators. */
   seed: number;
   onAttempt: (delivery: DeliveryRecord, attempt: DeliveryAttempt) => void;
+  /** The delivery was created or changed state (live record: copy it to keep it). */
+  onChange: (delivery: DeliveryRecord) => void;
   onSettled: () => void;
 }
 
@@ -89,7 +95,8 @@ export class WebhookSender {
       else tail.next = d;
       tail = d;
     }
-    for (const d of heads) this.attempt(d);
+    for (const d of made) this.ctx.onChange(d.record);
+    for (const d of heads) this.start(d);
     return made.map((d) => d.record.deliveryId);
   }
 
@@ -142,6 +149,17 @@ export class WebhookSender {
     return d;
   }
 
+  /** The first attempt, after the delivery's injected delay if it has one. */
+  private start(d: Delivery): void {
+    if (d.plan.delayMs === 0) this.attempt(d);
+    else {
+      d.timer = setTimeout(() => {
+        d.timer = undefined;
+        this.attempt(d);
+      }, d.plan.delayMs);
+    }
+  }
+
   private attempt(d: Delivery): void {
     if (this.stopped) return;
     const { retry } = this.ctx;
@@ -154,7 +172,10 @@ export class WebhookSender {
       deliveryId: d.record.deliveryId,
     });
     d.record.state = 'in-flight';
-    const handle = postWebhook(new URL(d.record.url), d.plan.body, headers, retry.timeoutMs, this.agents);
+    this.ctx.onChange(d.record);
+    const handle = d.plan.endpointDown
+      ? endpointDown()
+      : postWebhook(new URL(d.record.url), d.plan.body, headers, retry.timeoutMs, this.agents);
     d.abort = handle.abort;
     void handle.result.then((r) => {
       d.abort = undefined;
@@ -163,7 +184,10 @@ export class WebhookSender {
       const dropped = r.error === null && (n <= d.plan.dropFirst || (rate > 0 && d.random() < rate));
       let outcome: AttemptOutcome;
       let error: string | null = null;
-      if (dropped) {
+      if (r.error?.kind === 'down') {
+        outcome = 'endpoint-down';
+        error = r.error.message;
+      } else if (dropped) {
         outcome = 'dropped';
         error = `answer ${r.status} dropped by fault injection; counted as a timeout`;
       } else if (r.error?.kind === 'timeout') {
@@ -194,6 +218,7 @@ export class WebhookSender {
       d.record.attempts.push(attempt);
       d.record.state = delay !== null ? 'waiting-retry' : outcome === 'succeeded' ? 'succeeded' : 'failed';
       this.report(d.record, attempt);
+      this.ctx.onChange(d.record);
       if (delay === null) {
         this.settle(d);
       } else {
@@ -207,7 +232,7 @@ export class WebhookSender {
 
   private settle(d: Delivery): void {
     this.active -= 1;
-    if (d.next !== undefined) this.attempt(d.next);
+    if (d.next !== undefined) this.start(d.next);
     else if (this.active === 0) this.ctx.onSettled();
   }
 
@@ -220,6 +245,22 @@ export class WebhookSender {
   }
 }
 
-function snapshot(record: DeliveryRecord): DeliveryRecord {
+/** An attempt that fails at once without a request: the merchant's endpoint is "down" (fault injection). */
+function endpointDown(): PostHandle {
+  const startedAt = Date.now();
+  return {
+    result: Promise.resolve({
+      status: null,
+      responseBody: '',
+      error: { kind: 'down', message: 'endpoint down (fault injection: failAllAttempts); nothing was sent' },
+      startedAt,
+      latencyMs: 0,
+    }),
+    abort: () => undefined,
+  };
+}
+
+/** A copy that shares nothing with the live record. */
+export function snapshot(record: DeliveryRecord): DeliveryRecord {
   return { ...record, attempts: record.attempts.map((a) => ({ ...a })) };
 }

@@ -18,6 +18,14 @@ export interface DeliveryFaultOptions {
   dropResponses?: number | undefined;
   /** Offset of the signing clock in seconds for these deliveries. */
   clockSkewSec?: number | undefined;
+  /** Hold each of these deliveries this long before its first attempt (a slow sender). Default 0. */
+  delayMs?: number | undefined;
+  /**
+   * The merchant's endpoint is "down" for these deliveries: every attempt fails without a request being
+   * sent (outcome `endpoint-down`), on the usual retry schedule, until the delivery ends `failed` after the
+   * last attempt. What a reconciliation test needs: the app never hears of the payment.
+   */
+  failAllAttempts?: boolean | undefined;
   /**
    * Targets instead of the payment's notifyUrl: the first delivery goes to the first URL, each duplicate
    * to the next one, round robin. Lets a test spread duplicates over several app instances.
@@ -54,6 +62,8 @@ export interface ResolvedDeliveryFaults {
   dropResponses: number;
   clockSkewSec: number | undefined;
   deliverTo: string[] | undefined;
+  delayMs: number;
+  failAllAttempts: boolean;
 }
 
 export interface ResolvedPay extends ResolvedDeliveryFaults {
@@ -68,7 +78,17 @@ const DIGITS = /^\d{1,78}$/;
 const DECIMAL = /^(?:0|[1-9]\d{0,29})(?:\.\d{1,36})?$/;
 const TEXT = /^[\x21-\x7e]{1,128}$/;
 const PAY_FIELDS = new Set(['txId', 'network', 'amount', 'amountRaw', 'blockNum']);
-const FAULT_FIELDS = new Set(['duplicates', 'concurrent', 'dropResponses', 'clockSkewSec', 'deliverTo']);
+const FAULT_FIELDS = new Set([
+  'duplicates',
+  'concurrent',
+  'dropResponses',
+  'clockSkewSec',
+  'deliverTo',
+  'delayMs',
+  'failAllAttempts',
+]);
+/** Ten minutes: longer than any test wants to wait, short enough that a typo does not park a delivery for days. */
+const MAX_DELAY_MS = 600_000;
 
 function bad(message: string): SimulatorError {
   return new SimulatorError('INVALID_PAY_OPTIONS', message);
@@ -81,7 +101,7 @@ export function resolveDeliveryFaults(options: unknown, allowed: Set<string> = F
   for (const key of Object.keys(o)) {
     if (!allowed.has(key)) throw bad(`Unknown option "${key}"; known: ${[...allowed].join(', ')}.`);
   }
-  const { duplicates, concurrent, dropResponses, clockSkewSec, deliverTo } = o;
+  const { duplicates, concurrent, dropResponses, clockSkewSec, deliverTo, delayMs, failAllAttempts } = o;
   if (
     duplicates !== undefined &&
     !(Number.isSafeInteger(duplicates) && (duplicates as number) >= 0 && (duplicates as number) <= 100)
@@ -98,6 +118,16 @@ export function resolveDeliveryFaults(options: unknown, allowed: Set<string> = F
   if (clockSkewSec !== undefined && !Number.isSafeInteger(clockSkewSec)) {
     throw bad(`clockSkewSec must be a whole number of seconds, got ${JSON.stringify(clockSkewSec)}.`);
   }
+  if (
+    delayMs !== undefined &&
+    !(Number.isSafeInteger(delayMs) && (delayMs as number) >= 0 && (delayMs as number) <= MAX_DELAY_MS)
+  ) {
+    throw bad(
+      `delayMs must be a whole number of milliseconds from 0 to ${MAX_DELAY_MS}, got ${JSON.stringify(delayMs)}.`,
+    );
+  }
+  if (failAllAttempts !== undefined && typeof failAllAttempts !== 'boolean')
+    throw bad('failAllAttempts must be true or false.');
   let urls: string[] | undefined;
   if (deliverTo !== undefined) {
     if (!Array.isArray(deliverTo) || deliverTo.length === 0 || deliverTo.length > 16) {
@@ -115,6 +145,8 @@ export function resolveDeliveryFaults(options: unknown, allowed: Set<string> = F
     dropResponses: (dropResponses as number | undefined) ?? 0,
     clockSkewSec: clockSkewSec as number | undefined,
     deliverTo: urls,
+    delayMs: (delayMs as number | undefined) ?? 0,
+    failAllAttempts: failAllAttempts === true,
   };
 }
 
@@ -143,4 +175,50 @@ export function resolvePayOptions(options: unknown): ResolvedPay {
     amountRaw: amountRaw as string | undefined,
     blockNum: blockNum as string | null | undefined,
   };
+}
+
+/**
+ * Changes `amendPayment` makes to a payment, for conflict tests: the service says something different
+ * about a payment than it said before. Every field is optional; `GET /v1/payments/:id` shows the new
+ * values at once, and later (re)deliveries of a paid payment carry them.
+ *
+ * @example
+ * ```ts
+ * sim.amendPayment(paymentId, { amount: '99.00' }); // the webhook said 12.50; a redelivery now says 99.00
+ * ```
+ */
+export interface PaymentAmendment {
+  orderNo?: string | undefined;
+  tokenSymbol?: string | undefined;
+  /** The payment's amount and, once paid, the paid amount (and `amountRaw`, unless given). */
+  amount?: string | undefined;
+  /** Paid payments only. Default: `amount` in the token's smallest unit. */
+  amountRaw?: string | undefined;
+  /** Paid payments only. */
+  txId?: string | undefined;
+  /** `paymentNetwork`; paid payments only. */
+  network?: string | undefined;
+}
+
+const AMEND_FIELDS = new Set(['orderNo', 'tokenSymbol', 'amount', 'amountRaw', 'txId', 'network']);
+
+/** Shapes only (types, known fields); the payment's bounds are checked by the core against its limits. */
+export function resolveAmendment(options: unknown): PaymentAmendment {
+  const fail = (message: string) => new SimulatorError('INVALID_AMENDMENT', message);
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw fail('The amendment must be an object such as { "amount": "99.00" }.');
+  const o = options as Record<string, unknown>;
+  const keys = Object.keys(o).filter((k) => o[k] !== undefined);
+  for (const key of keys) {
+    if (!AMEND_FIELDS.has(key)) throw fail(`Unknown field "${key}"; known: ${[...AMEND_FIELDS].join(', ')}.`);
+    if (typeof o[key] !== 'string') throw fail(`${key} must be a string, got ${JSON.stringify(o[key])}.`);
+  }
+  if (keys.length === 0) throw fail(`Nothing to change; give any of ${[...AMEND_FIELDS].join(', ')}.`);
+  const { txId, network, amountRaw } = o;
+  if (txId !== undefined && !TEXT.test(txId as string)) throw fail('txId must be 1 to 128 printable characters.');
+  if (network !== undefined && !TEXT.test(network as string))
+    throw fail('network must be 1 to 128 printable characters, such as "TRON".');
+  if (amountRaw !== undefined && !DIGITS.test(amountRaw as string))
+    throw fail(`amountRaw must be a string of digits, got ${JSON.stringify(amountRaw)}.`);
+  return o as PaymentAmendment;
 }

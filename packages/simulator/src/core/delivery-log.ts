@@ -21,14 +21,15 @@ export type DeliveryState = 'scheduled' | 'in-flight' | 'waiting-retry' | 'succe
 
 /**
  * How one attempt ended. `dropped`: the receiver answered, but fault injection threw the answer away
- * and the sender treated it as a timeout.
+ * and the sender treated it as a timeout. `endpoint-down`: fault injection (`failAllAttempts`) made the
+ * attempt fail without sending anything, as if the merchant's endpoint were unreachable.
  *
  * @example
  * ```ts
  * const timeouts = delivery.attempts.filter((a) => a.outcome === 'timeout').length;
  * ```
  */
-export type AttemptOutcome = 'succeeded' | 'http-error' | 'timeout' | 'network-error' | 'dropped';
+export type AttemptOutcome = 'succeeded' | 'http-error' | 'timeout' | 'network-error' | 'dropped' | 'endpoint-down';
 
 /**
  * One HTTP attempt of a delivery, as the delivery log keeps it.
@@ -43,7 +44,7 @@ export interface DeliveryAttempt {
   attempt: number;
   /** ISO time the request got its connection. */
   startedAt: string;
-  /** Milliseconds from connection to complete answer (or to giving up). */
+  /** Milliseconds from connection to complete answer (or to giving up); 0 when nothing was sent. */
   latencyMs: number;
   /** The HTTP status the sender acted on; null for a timeout, network error or dropped answer. */
   status: number | null;

@@ -63,15 +63,7 @@ export class PaymentStore {
   }
 
   create(merchant: ResolvedMerchant, input: CreatePaymentInput): PaymentRecord {
-    const orderKey = `${merchant.apiKey}\n${input.orderNo}`;
-    const existing = this.byOrder.get(orderKey);
-    if (existing !== undefined) {
-      // Without an idempotency key, the order number is how a merchant avoids paying twice for one order.
-      throw new SimulatorError(
-        'DUPLICATE_ORDER_NO',
-        `A payment for orderNo "${input.orderNo}" already exists: ${existing}.`,
-      );
-    }
+    const orderKey = this.freeOrderKey(merchant, input.orderNo);
     const record: PaymentRecord = {
       paymentId: newPaymentId(),
       merchant,
@@ -96,6 +88,23 @@ export class PaymentStore {
     this.byId.set(record.paymentId, record);
     this.byOrder.set(orderKey, record.paymentId);
     return record;
+  }
+
+  /** Moves a payment to another order number (amendments), refusing one the merchant already uses. */
+  renameOrder(record: PaymentRecord, orderNo: string): void {
+    const key = this.freeOrderKey(record.merchant, orderNo);
+    this.byOrder.delete(`${record.merchant.apiKey}\n${record.input.orderNo}`);
+    this.byOrder.set(key, record.paymentId);
+  }
+
+  private freeOrderKey(merchant: ResolvedMerchant, orderNo: string): string {
+    const orderKey = `${merchant.apiKey}\n${orderNo}`;
+    const existing = this.byOrder.get(orderKey);
+    if (existing !== undefined) {
+      // Without an idempotency key, the order number is how a merchant avoids paying twice for one order.
+      throw new SimulatorError('DUPLICATE_ORDER_NO', `A payment for orderNo "${orderNo}" already exists: ${existing}.`);
+    }
+    return orderKey;
   }
 
   get(paymentId: string): PaymentRecord | undefined {

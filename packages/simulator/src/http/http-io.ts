@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SimulatorError } from './errors.js';
+import { SimulatorError } from '../core/errors.js';
 
 /**
  * Reads the whole body, refusing more than `limit` bytes without keeping them. The excess is read and

@@ -1,6 +1,7 @@
 import type { DeliveryAttemptEvent } from './delivery-log.js';
 import { SimulatorError } from './errors.js';
 import type { MerchantConfig } from './merchant.js';
+import { type PaymentLimits, resolveLimits } from './payment-input.js';
 
 /**
  * Webhook delivery timing. Defaults follow the spec: 8 attempts, a 5 s answer limit; backoff 1 s, 2 s,
@@ -72,6 +73,13 @@ export interface SimulatorOptions {
   now?: (() => number) | undefined;
   /** Called after every delivery attempt, for live logs. Errors it throws are ignored. */
   onDeliveryAttempt?: ((event: DeliveryAttemptEvent) => void) | undefined;
+  /**
+   * Send every webhook here instead of the payment's notifyUrl (what `service-pay listen --forward-to`
+   * does), and use it as the notifyUrl of test payments made without one. `deliverTo` of `pay` still wins.
+   */
+  forwardTo?: string | undefined;
+  /** Bounds of payment inputs (the spec leaves them open). Default `DEFAULT_PAYMENT_LIMITS`. */
+  limits?: Partial<PaymentLimits> | undefined;
 }
 
 export interface ResolvedMerchant {
@@ -96,6 +104,8 @@ export interface ResolvedOptions {
   seed: number;
   now: () => number;
   onDeliveryAttempt: ((event: DeliveryAttemptEvent) => void) | undefined;
+  forwardTo: string | null;
+  limits: Readonly<PaymentLimits>;
 }
 
 /** The spec's limit (section 8): never more attempts than this. */
@@ -172,6 +182,13 @@ export function resolveOptions(options: SimulatorOptions): ResolvedOptions {
   if (options.onDeliveryAttempt !== undefined && typeof options.onDeliveryAttempt !== 'function') {
     throw invalid('onDeliveryAttempt must be a function.');
   }
+  const { forwardTo } = options;
+  if (
+    forwardTo !== undefined &&
+    (typeof forwardTo !== 'string' || !/^https?:\/\//.test(forwardTo) || !URL.canParse(forwardTo))
+  ) {
+    throw invalid(`forwardTo must be an http:// or https:// URL, got ${JSON.stringify(forwardTo)}.`);
+  }
   return {
     merchants,
     port: integer(options.port, 'port', 0, 65_535, 0),
@@ -183,6 +200,8 @@ export function resolveOptions(options: SimulatorOptions): ResolvedOptions {
     seed: integer(options.seed, 'seed', 0, 2 ** 32 - 1, Math.floor(Math.random() * 2 ** 32)),
     now: options.now ?? Date.now,
     onDeliveryAttempt: options.onDeliveryAttempt,
+    forwardTo: forwardTo ?? null,
+    limits: resolveLimits(options.limits),
   };
 }
 

@@ -5,7 +5,8 @@ export interface PostResult {
   /** Set when a complete answer arrived in time. */
   status: number | null;
   responseBody: string;
-  error: { kind: 'timeout' | 'network'; message: string } | null;
+  /** `down`: nothing was sent (an injected endpoint outage). */
+  error: { kind: 'timeout' | 'network' | 'down'; message: string } | null;
   startedAt: number;
   latencyMs: number;
 }

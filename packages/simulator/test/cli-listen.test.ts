@@ -1,0 +1,272 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createServiceClient } from '@service-pay/client';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startReceiver } from './support/receiver.js';
+
+// `listen`, `trigger` and `deliveries` as users run them: the bin in child processes, in a project
+// folder of their own (the dev keys file lives in the working directory), against a real receiver.
+
+const bin = fileURLToPath(new URL('../bin/service-pay.js', import.meta.url));
+if (!existsSync(fileURLToPath(new URL('../dist/cli.js', import.meta.url))))
+  throw new Error("dist/cli.js is missing: run 'pnpm build' before the simulator tests.");
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const cleanup: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  await Promise.all(cleanup.splice(0).map((f) => f()));
+});
+
+/** A loopback URL where nothing listens (fetch refuses some well-known ports such as 9 outright). */
+async function nothingListening(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}
+
+async function projectDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'service-pay-project-'));
+  cleanup.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function run(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c));
+    child.stderr.on('data', (c: Buffer) => (stderr += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The `--json` start line, as far as these tests read it. */
+interface Started {
+  event: string;
+  url: string;
+  forwardTo: string | null;
+  secretsFile: string;
+  merchants: { apiKey: string; apiSecret: string; webhookSecret: string }[];
+}
+
+/** Starts `service-pay listen ... --json` and resolves with its start line. */
+function listen(
+  args: string[],
+  cwd: string,
+): Promise<{ child: ChildProcess; started: Started; output: () => string; exit: Promise<Run> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'listen', '--port', '0', '--json', ...args], {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    const exit = new Promise<Run>((done) => child.on('close', (code) => done({ code, stdout, stderr })));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`listen did not start: ${stdout}${stderr}`));
+    }, 15_000);
+    child.stdout?.on('data', (c: Buffer) => {
+      stdout += c;
+      const first = stdout.split('\n')[0] as string;
+      if (stdout.includes('\n')) {
+        clearTimeout(timer);
+        resolve({ child, started: JSON.parse(first), output: () => stdout, exit });
+      }
+    });
+    child.stderr?.on('data', (c: Buffer) => (stderr += c));
+    child.on('close', () => {
+      clearTimeout(timer);
+      reject(new Error(`listen exited early: ${stdout}${stderr}`));
+    });
+  });
+}
+
+describe('service-pay listen', { timeout: 30_000 }, () => {
+  it('keeps stable dev keys in .service-pay/dev-secrets.json, forwards webhooks, answers trigger and deliveries', async () => {
+    const dir = await projectDir();
+    const secretsFile = join(dir, '.service-pay', 'dev-secrets.json');
+
+    // First run: no file yet. The app needs the webhook secret, so it starts after the keys exist.
+    const first = await listen(['--forward-to', 'http://127.0.0.1:9/not-yet'], dir);
+    expect(first.started).toMatchObject({ event: 'started', secretsFile, secretsCreated: true });
+    const saved = JSON.parse(await readFile(secretsFile, 'utf8'));
+    expect(first.started.merchants[0]).toMatchObject({ apiKey: saved.apiKey, webhookSecret: saved.webhookSecret });
+    expect((await stat(secretsFile)).mode & 0o777).toBe(0o600);
+    first.child.kill('SIGINT');
+    expect((await first.exit).code).toBe(0);
+
+    const app = await startReceiver({ secret: saved.webhookSecret });
+    cleanup.push(() => app.close());
+    const sim = await listen(['--forward-to', app.url, '--retry-base-ms', '10', '--max-attempts', '3'], dir);
+    cleanup.push(async () => sim.child.kill('SIGKILL'));
+    // Second run: the same keys.
+    expect(sim.started).toMatchObject({ secretsCreated: false, forwardTo: app.url, dashboard: `${sim.started.url}/` });
+    expect(sim.started.merchants[0]?.webhookSecret).toBe(saved.webhookSecret);
+    const env = { SERVICE_PAY_SIMULATOR_URL: sim.started.url };
+
+    // A payment made through the merchant API with some other notifyUrl is forwarded all the same.
+    const client = createServiceClient({ baseUrl: sim.started.url, apiKey: saved.apiKey, apiSecret: saved.apiSecret });
+    const payment = await client.createPayment({
+      orderNo: 'from-the-app',
+      tokenSymbol: 'USDT',
+      amount: '3.00',
+      expireSec: 600,
+      notifyUrl: 'https://shop.example/webhooks/service',
+    });
+    await fetch(`${sim.started.url}/_simulator/payments/${payment.paymentId}/pay`, { method: 'POST' });
+    await expect.poll(() => app.handled.map((e) => e.orderNo)).toEqual(['from-the-app']);
+    await expect.poll(() => sim.output()).toMatch(/"event":"attempt".*"status":200/);
+
+    const triggered = await run(
+      ['trigger', 'payment.paid', '--amount', '12.50', '--order', 'cli-1', '--duplicates', '1'],
+      dir,
+      env,
+    );
+    expect(triggered.code).toBe(0);
+    expect(triggered.stderr).toMatch(/order cli-1 12\.50 USDT PAID, 2 deliveries/);
+    expect(triggered.stdout).toMatch(
+      /dl_[0-9a-f]+ original attempt 1: 200 \{"received":true\} \(\d+ ms\) -> succeeded/,
+    );
+    expect(triggered.stdout).toMatch(/duplicate attempt 1: 200 \{"received":true,"duplicate":true\}/);
+    expect(app.handled.map((e) => e.orderNo)).toEqual(['from-the-app', 'cli-1']);
+
+    const json = await run(['trigger', 'payment.paid', '--json', '--fail-all'], dir, env);
+    expect(json.code).toBe(1); // the endpoint was "down" for every attempt
+    const result = JSON.parse(json.stdout);
+    expect(result.payment).toMatchObject({ status: 'PAID', amount: '10.00' });
+    expect(result.deliveries[0]).toMatchObject({ state: 'failed' });
+    expect(result.deliveries[0].attempts.every((a: { outcome: string }) => a.outcome === 'endpoint-down')).toBe(true);
+
+    const list = await run(['deliveries', '--json'], dir, env);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout).map((d: { orderNo: string; state: string }) => [d.orderNo, d.state])).toEqual([
+      ['from-the-app', 'succeeded'],
+      ['cli-1', 'succeeded'],
+      ['cli-1', 'succeeded'],
+      [result.payment.orderNo, 'failed'],
+    ]);
+    const table = await run(['deliveries', '--limit', '1', '--state', 'failed'], dir, env);
+    expect(table.stdout.split('\n')[0]).toMatch(
+      /^created\s+delivery\s+payment\s+kind\s+state\s+attempts\s+last answer$/,
+    );
+    expect(table.stdout).toMatch(/original\s+failed\s+3\s+endpoint down/);
+
+    sim.child.kill('SIGTERM');
+    expect((await sim.exit).code).toBe(0);
+  });
+
+  it('refuses a missing --forward-to, a broken secrets file and merchant flags (exit 2)', async () => {
+    const dir = await projectDir();
+    expect(await run(['listen'], dir)).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--forward-to is required/),
+    });
+    expect(await run(['listen', '--forward-to', 'x', '--api-key', 'k'], dir)).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/Unknown option '--api-key'/),
+    });
+    const broken = join(dir, 'broken.json');
+    await writeFile(broken, '{"apiKey": 1}');
+    expect(await run(['listen', '--forward-to', 'http://127.0.0.1:9/', '--secrets-file', broken], dir)).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/needs apiKey, apiSecret and webhookSecret; delete it/),
+    });
+  });
+});
+
+describe('service-pay trigger without a running simulator', () => {
+  it('standalone with --forward-to: its own simulator, the dev keys, one event', async () => {
+    const dir = await projectDir();
+    const { secrets } = await import('../src/cli/dev-secrets.js').then((m) =>
+      m.loadDevSecrets(join(dir, '.service-pay', 'dev-secrets.json')),
+    );
+    const app = await startReceiver({ secret: secrets.webhookSecret });
+    cleanup.push(() => app.close());
+    const r = await run(['trigger', 'payment.paid', '--forward-to', app.url, '--amount', '1.25'], dir, {
+      SERVICE_PAY_SIMULATOR_URL: await nothingListening(),
+    });
+    expect(r).toMatchObject({
+      code: 0,
+      stderr: expect.stringMatching(/^standalone simulator: p_\S+ order test_\S+ 1\.25 USDT PAID/),
+    });
+    expect(app.handled.map((e) => e.amount)).toEqual(['1.25']);
+  });
+
+  it('exit 3 when no simulator answers and there is nowhere to send; --json errors are JSON', async () => {
+    const dir = await projectDir();
+    const nowhere = await nothingListening();
+    const env = { SERVICE_PAY_SIMULATOR_URL: nowhere };
+    const r = await run(['trigger', 'payment.paid'], dir, env);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(
+      `no simulator answered at ${nowhere} (ECONNREFUSED); start one with 'service-pay listen`,
+    );
+    const d = await run(['deliveries', '--json'], dir, env);
+    expect(d.code).toBe(3);
+    expect(JSON.parse(d.stderr)).toMatchObject({ error: 'UNREACHABLE', exitCode: 3 });
+    // An explicit --simulator is never replaced by a standalone one.
+    expect(
+      await run(
+        ['trigger', 'payment.paid', '--simulator', 'http://127.0.0.1:9', '--forward-to', 'http://127.0.0.1:9/x'],
+        dir,
+      ),
+    ).toMatchObject({ code: 3 });
+  });
+
+  it('usage errors exit 2', async () => {
+    const dir = await projectDir();
+    for (const [args, message] of [
+      [['trigger'], /name the event to trigger: payment.paid/],
+      [['trigger', 'payment.refunded'], /unknown event 'payment.refunded'; known: payment.paid/],
+      [['trigger', 'payment.paid', '--forward-to', 'nope'], /--forward-to must be an http/],
+      [['trigger', 'payment.paid', '--wait-ms', '-1'], /--wait-ms=-XYZ|must be/],
+      [['deliveries', '--state', 'lost'], /--state must be one of/],
+      [['deliveries', '--limit', 'x'], /--limit must be a whole number/],
+    ] as const) {
+      const r = await run([...args], dir);
+      expect([args, r.code]).toEqual([args, 2]);
+      expect(r.stderr).toMatch(message);
+    }
+  });
+});
+
+describe('service-pay send --json', () => {
+  it('prints one JSON object with every delivery', async () => {
+    const dir = await projectDir();
+    const app = await startReceiver({ secret: 'whsec_json' });
+    cleanup.push(() => app.close());
+    const r = await run(['send', '--url', app.url, '--secret', 'whsec_json', '--duplicates', '1', '--json'], dir);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ ok: true, url: app.url });
+    expect(out.deliveries.map((d: { status: number; responseBody: string }) => [d.status, d.responseBody])).toEqual([
+      [200, '{"received":true}'],
+      [200, '{"received":true,"duplicate":true}'],
+    ]);
+  });
+});
