@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createWebhookHandler, type HandlerOptions } from '@service-pay/core';
+import { createWebhookHandler, type DedupeStore, type HandlerOptions, type WebhookStore } from '@service-pay/core';
 import { toWebhookRequest } from '@service-pay/core/node';
 
 /**
@@ -10,7 +10,7 @@ import { toWebhookRequest } from '@service-pay/core/node';
  * const options: ServiceWebhookOptions = { secret: process.env.SERVICE_WEBHOOK_SECRET!, onPaymentPaid };
  * ```
  */
-export type ServiceWebhookOptions = HandlerOptions;
+export type ServiceWebhookOptions<S extends WebhookStore = DedupeStore> = HandlerOptions<S>;
 
 /**
  * The middleware, typed on Node's own request and response so it fits Express 4 and 5 (and their
@@ -27,9 +27,11 @@ export type ServiceWebhookMiddleware = (
   next: (error?: unknown) => void,
 ) => void;
 
-// Said in the RAW_BODY_UNAVAILABLE answer when express.json() (or similar) got to the body first.
+// Said in the RAW_BODY_UNAVAILABLE answer when express.json() (or similar) got to the body first. Both fixes
+// hold whether that parser is global or on the route: an express.raw() on the route would not, since a
+// global express.json() has already consumed the stream by then.
 const FIX =
-  'Mount serviceWebhook() before express.json() (register its route above app.use(express.json())), or put express.raw({ type: "application/json" }) in front of it on this route.';
+  'Register the webhook route before app.use(express.json()) and take any JSON parser off the route itself; or, where express.json() must run first, keep the exact bytes with its verify option: express.json({ verify: (req, _res, buf) => { req.rawBody = buf } }).';
 
 /**
  * Express 4 and 5 middleware that verifies a payment service webhook and runs `onPaymentPaid` exactly once
@@ -49,11 +51,15 @@ const FIX =
  * app.use(express.json()); // the rest of the app may parse JSON as usual
  * ```
  */
-export function serviceWebhook(options: ServiceWebhookOptions): ServiceWebhookMiddleware {
+export function serviceWebhook<S extends WebhookStore = DedupeStore>(
+  options: ServiceWebhookOptions<S>,
+): ServiceWebhookMiddleware {
   const handle = createWebhookHandler(options);
   return (req, res, next) => {
     handle(toWebhookRequest(req, { fix: FIX }))
       .then(({ status, headers, body }) => {
+        // The client is gone (it reset the connection mid-body, or gave up waiting): nobody to answer.
+        if (res.destroyed) return;
         res.writeHead(status, headers).end(body);
       })
       // The core never rejects; this is a response that could not be written (e.g. headers already sent).

@@ -85,7 +85,7 @@ for (const [major, express] of [
       send: (request) => sender(server, url, path, parsedPath)(request),
       credits: recorder.credits,
       getReachesAdapter,
-      parsedBodyFix: 'Mount serviceWebhook() before express.json()',
+      parsedBodyFix: 'Register the webhook route before app.use(express.json())',
     });
 
     describe('app.use(path, serviceWebhook(...))', () => {

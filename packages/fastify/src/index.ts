@@ -1,1 +1,11 @@
+// The core types and errors a handler needs, so one import serves.
+export type {
+  HandlerOptions,
+  PaidPayment,
+  PaymentPaidContext,
+  PaymentPaidEvent,
+  WebhookErrorCode,
+  WebhookLogger,
+} from '@service-pay/core';
+export { PaymentRejectedError, WebhookError } from '@service-pay/core';
 export { type ServiceWebhookOptions, serviceWebhook } from './service-webhook.js';

@@ -1,6 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createWebhookHandler, type HandlerOptions, WebhookError, type WebhookLogger } from '@service-pay/core';
-import { type NodeBodySource, toWebhookRequest } from '@service-pay/core/node';
+import {
+  createWebhookHandler,
+  type DedupeStore,
+  type HandlerOptions,
+  type WebhookLogger,
+  type WebhookStore,
+} from '@service-pay/core';
+import { bodyTooLarge, clientDisconnected, type NodeBodySource, toWebhookRequest } from '@service-pay/core/node';
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -12,17 +18,15 @@ import fp from 'fastify-plugin';
  * const options: ServiceWebhookOptions = { path: '/webhooks/service', secret: process.env.SERVICE_WEBHOOK_SECRET!, onPaymentPaid };
  * ```
  */
-export interface ServiceWebhookOptions extends HandlerOptions {
+export interface ServiceWebhookOptions<S extends WebhookStore = DedupeStore> extends HandlerOptions<S> {
   /** The route's URL, e.g. `/webhooks/service`. */
   path: string;
 }
 
-// The core's default; mirrored as the route's bodyLimit so other plugins that read bodies agree with it.
-const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 const FIX =
   'A hook or plugin in front of this route (preParsing, preValidation or preHandler) consumed or replaced the body; let the webhook route receive it untouched.';
 
-const plugin: FastifyPluginAsync<ServiceWebhookOptions> = async (app, options) => {
+const plugin: FastifyPluginAsync<ServiceWebhookOptions<WebhookStore>> = async (app, options) => {
   const { path, ...handlerOptions } = options;
   // The core takes one logger per handler; this one finds the current request's `request.log`. With Fastify's
   // logger off (its null logger is its own child) there is nothing to route to: the core's console default
@@ -36,7 +40,8 @@ const plugin: FastifyPluginAsync<ServiceWebhookOptions> = async (app, options) =
   // fastify-plugin shares this plugin's context with the parent, so the raw-body parser lives one level
   // down: every other route of the app keeps Fastify's JSON parsing.
   await app.register(async (child) => {
-    const bodyLimit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    // The core's limit (its default or the option), as the route's bodyLimit: Fastify stops reading there.
+    const bodyLimit = handle.maxBodyBytes;
     child.removeAllContentTypeParsers();
     // Fastify's own Buffer reader, stopped at bodyLimit: the cheapest way to the exact bytes. Every content
     // type is taken as bytes, so the core (not Fastify) answers a wrong one with 415.
@@ -55,6 +60,12 @@ const plugin: FastifyPluginAsync<ServiceWebhookOptions> = async (app, options) =
       if (refusal !== undefined) webhookRequest.rawBody = () => Promise.reject(refusal);
       // The core never rejects. The try keeps a fault in sending from becoming an unhandled rejection.
       handle(webhookRequest).then(({ status, headers, body }) => {
+        // The client is gone (it reset the connection mid-body, or gave up waiting): nobody to answer, so
+        // the reply is taken off Fastify's hands instead of being written to a closed socket.
+        if (reply.raw.destroyed) {
+          reply.hijack();
+          return;
+        }
         try {
           reply.code(status).headers(headers).send(body);
         } catch (error) {
@@ -62,19 +73,23 @@ const plugin: FastifyPluginAsync<ServiceWebhookOptions> = async (app, options) =
         }
       });
     };
+    // With request logs, every answer runs with its request's `request.log` at hand (see requestLogger).
+    const route = routeLogs
+      ? (request: FastifyRequest, reply: FastifyReply, refusal?: unknown) =>
+          currentLog.run(request.log, () => answer(request, reply, refusal))
+      : answer;
     child.setErrorHandler((error, request, reply) => {
-      if ((error as { code?: string }).code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error;
-      answer(
-        request,
-        reply,
-        new WebhookError('BODY_TOO_LARGE', `The body is over the ${bodyLimit}-byte limit (maxBodyBytes).`),
-      );
+      if ((error as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        route(request, reply, bodyTooLarge(bodyLimit));
+      } else if (reply.raw.destroyed) {
+        // Fastify's body reader failed because the client reset the connection mid-body: the core logs it
+        // at debug (not as Fastify's 400), and nothing is written back.
+        route(request, reply, clientDisconnected(error));
+      } else {
+        throw error;
+      }
     });
-    child.all(
-      path,
-      { bodyLimit },
-      routeLogs ? (request, reply) => currentLog.run(request.log, () => answer(request, reply)) : answer,
-    );
+    child.all(path, { bodyLimit }, route);
   });
 };
 

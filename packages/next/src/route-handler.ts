@@ -1,4 +1,4 @@
-import { createFetchHandler, type HandlerOptions } from '@service-pay/core';
+import { createFetchHandler, type DedupeStore, type HandlerOptions, type WebhookStore } from '@service-pay/core';
 
 /**
  * Options of `createRouteHandler`: the core's handler options, unchanged.
@@ -8,7 +8,7 @@ import { createFetchHandler, type HandlerOptions } from '@service-pay/core';
  * const options: RouteHandlerOptions = { secret: process.env.SERVICE_WEBHOOK_SECRET!, onPaymentPaid };
  * ```
  */
-export type RouteHandlerOptions = HandlerOptions;
+export type RouteHandlerOptions<S extends WebhookStore = DedupeStore> = HandlerOptions<S>;
 
 /**
  * An App Router route handler: `(request) => Promise<Response>`.
@@ -25,8 +25,9 @@ export type RouteHandler = (request: Request) => Promise<Response>;
  * runtime (where the core's Web Crypto build is picked by its export conditions). It verifies the delivery,
  * runs `onPaymentPaid` exactly once per payment and reads the body only up to `maxBodyBytes`.
  *
- * Options are checked on the first request rather than at import: `next build` loads route modules, and a
- * build often runs without the webhook secret in its environment.
+ * Options are checked when the handler is made, so a blank secret fails the deploy. The one exception is a
+ * secret that is `undefined`: `next build` loads route modules, and a build often runs without the webhook
+ * secret in its environment, so then the options are checked on the first request instead.
  *
  * @example
  * ```ts
@@ -39,10 +40,16 @@ export type RouteHandler = (request: Request) => Promise<Response>;
  * });
  * ```
  */
-export function createRouteHandler(options: RouteHandlerOptions): RouteHandler {
-  let handle: RouteHandler | undefined;
+export function createRouteHandler<S extends WebhookStore = DedupeStore>(
+  options: RouteHandlerOptions<S>,
+): RouteHandler {
+  let handle: RouteHandler | undefined = options?.secret === undefined ? undefined : createFetchHandler(options);
   return (request) => {
-    handle ??= createFetchHandler(options);
+    try {
+      handle ??= createFetchHandler(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return handle(request);
   };
 }

@@ -76,7 +76,8 @@ beforeAll(async () => {
   const recorderUrl = await startRecorder();
 
   // Built without the secret, as CI images often are: the handlers check options on the first request.
-  const build = run(['build'], { SERVICE_WEBHOOK_SECRET: '' });
+  // (Unset, not empty: an empty secret is refused when the handler is made, build included.)
+  const build = run(['build'], { SERVICE_WEBHOOK_SECRET: undefined });
   const [code] = (await once(build, 'exit')) as [number | null];
   if (code !== 0) throw new Error(`next build failed (${code}):\n${output}`);
 
@@ -133,6 +134,15 @@ const routes = [
     path: '/api/pages',
     getReachesAdapter: true,
     fix: PAGES_FIX,
+  },
+  // Regression: a Pages route with `config.runtime = 'edge'` got a Request and no res, and answered a
+  // misleading RAW_BODY_UNAVAILABLE followed by a TypeError. It is now served through the fetch handler.
+  {
+    name: 'Pages Router API route on the Edge runtime (createPagesApiHandler)',
+    path: '/api/pages-edge',
+    getReachesAdapter: true,
+    fix: APP_FIX,
+    early: false,
   },
 ];
 

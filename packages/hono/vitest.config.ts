@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+// A real Hono app served by @hono/node-server on 127.0.0.1 port 0, driven by fetch. (Bun, Deno and workerd
+// run the same adapter in test/runtimes.)
+export default defineConfig({
+  test: {
+    name: 'hono',
+    include: ['test/**/*.test.ts'],
+    testTimeout: 20_000,
+  },
+});

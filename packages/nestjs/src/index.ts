@@ -1,0 +1,13 @@
+// The core types and errors a handler needs, so one import serves.
+export type {
+  HandlerOptions,
+  PaidPayment,
+  PaymentPaidContext,
+  PaymentPaidEvent,
+  WebhookErrorCode,
+  WebhookLogger,
+} from '@service-pay/core';
+export { PaymentRejectedError, WebhookError } from '@service-pay/core';
+export { DEFAULT_PATH, type ServiceWebhookModuleAsyncOptions, type ServiceWebhookModuleOptions } from './options.js';
+export { ServiceWebhookModule } from './service-webhook-module.js';
+export { ServiceWebhookRoute } from './service-webhook-route.js';

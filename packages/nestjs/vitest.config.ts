@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+// Real NestJS apps on @nestjs/platform-express and @nestjs/platform-fastify, listening on 127.0.0.1 port 0,
+// driven by supertest and fetch.
+export default defineConfig({
+  test: {
+    name: 'nestjs',
+    env: { EXPECTED_NEST_MAJOR: '12' },
+    include: ['test/**/*.test.ts'],
+    testTimeout: 20_000,
+  },
+});
