@@ -2,7 +2,8 @@
  * `pnpm demo`: the payment service simulator and this Express shop, 20 orders, every payment delivered
  * with duplicates and concurrent duplicates (and a few dropped answers, so the sender retries). Prints
  * each order with how many times it was credited and what its deliveries were answered, and exits 0
- * only if every order was credited exactly once.
+ * only if every order was credited exactly once. `pnpm demo --keep` leaves the simulator (and its
+ * dashboard) and the shop running until Ctrl+C.
  */
 import type { AddressInfo } from 'node:net';
 import { bootShop, simulatorShopConfig } from '@service-pay/example-shop-kit';
@@ -24,6 +25,8 @@ const booted = await bootShop(
 const server = createApp(booted).listen(0, '127.0.0.1');
 await new Promise((resolve) => server.once('listening', resolve));
 baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const keep = process.argv.includes('--keep');
+console.log(`dashboard ${sim.dashboardUrl}   (open it; pnpm demo --keep leaves it running)`);
 console.log(
   `simulator ${sim.url}   shop ${baseUrl}   database ${process.env.DATABASE_URL ? 'postgres' : 'pglite'}   store ${process.env.REDIS_URL ? 'redis' : 'memory'}\n`,
 );
@@ -86,6 +89,10 @@ try {
       `${((Date.now() - started) / 1000).toFixed(1)} s.`,
   );
   process.exitCode = exactlyOnce === ORDERS && all.every((d) => d.state === 'succeeded') ? 0 : 1;
+  if (keep) {
+    console.log(`\nKept running: dashboard ${sim.dashboardUrl}, shop ${baseUrl}. Press Ctrl+C to stop.`);
+    await new Promise((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
+  }
 } finally {
   await new Promise((resolve) => server.close(resolve));
   await sim.stop();

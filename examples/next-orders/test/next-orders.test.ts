@@ -12,7 +12,7 @@ const appDir = fileURLToPath(new URL('..', import.meta.url));
 const nextBin = createRequire(import.meta.url).resolve('next/dist/bin/next');
 const SHOP_ENV = ['SERVICE_API_URL', 'SERVICE_API_KEY', 'SERVICE_API_SECRET', 'SERVICE_WEBHOOK_SECRET', 'PUBLIC_URL'];
 
-function run(args: string[], env: Record<string, string>, output: string[]): ChildProcess {
+function run(args: string[], env: Record<string, string | undefined>, output: string[]): ChildProcess {
   const child = spawn(process.execPath, [nextBin, ...args], {
     cwd: appDir,
     // As deployed: production, not the `test` vitest sets.
@@ -50,7 +50,8 @@ function build(): Promise<void> {
   built ??= (async () => {
     const output: string[] = [];
     const started = Date.now();
-    const child = run(['build'], Object.fromEntries(SHOP_ENV.map((k) => [k, ''])), output);
+    // Unset, not empty: an empty secret is refused as soon as a handler is made, build included.
+    const child = run(['build'], Object.fromEntries(SHOP_ENV.map((k) => [k, undefined])), output);
     const [code] = (await once(child, 'exit')) as [number | null];
     if (code !== 0) throw new Error(`next build failed (${code}):\n${output.join('')}`);
     console.log(`next build: ${((Date.now() - started) / 1000).toFixed(1)} s`);

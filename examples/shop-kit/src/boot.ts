@@ -6,6 +6,7 @@ import { openDatabase } from './database.ts';
 import { createDedupeStore, type DedupeStoreHandle } from './dedupe-store.ts';
 import { OrderBook } from './orders.ts';
 import { createShop } from './shop.ts';
+import { shopTelemetry } from './telemetry.ts';
 
 /**
  * The synchronous part of `bootShop`: the shop's dedupe store (Redis when `REDIS_URL` is set, else in
@@ -39,7 +40,9 @@ export async function bootShop(
   const shop = createShop({ book, client, notifyUrl: options.notifyUrl });
   const { store, close: closeStore } = options.dedupe ?? openShopDedupeStore(config);
   const credit = creditOnPaymentPaid(book, { failureRate: config.failureRate });
+  const telemetry = shopTelemetry();
   const webhook = {
+    ...telemetry.options,
     secret: config.webhookSecret,
     store,
     onPaymentPaid: credit.onPaymentPaid,
@@ -50,6 +53,7 @@ export async function bootShop(
     webhook,
     tally: credit.tally,
     close: async () => {
+      await telemetry.close();
       await closeStore();
       await db.close();
     },

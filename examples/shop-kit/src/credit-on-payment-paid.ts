@@ -57,10 +57,9 @@ export function creditOnPaymentPaid(book: OrderBook, options: CreditOptions = {}
     }
     const outcome = await book.credit(
       { orderId: order.id, paymentId: event.paymentId, amount: event.amount, txId: event.txId },
-      // Last thing inside the transaction: if our lease was lost, another delivery may be crediting now.
-      () => {
-        if (ctx.signal.aborted) throw ctx.signal.reason;
-      },
+      // Last thing inside the transaction: confirm the lease is still ours. If it was lost, another
+      // delivery may be crediting now, and this throws, so the transaction rolls back.
+      () => ctx.confirmLease(),
     );
     if (outcome === 'credited') tally.credited++;
     else tally.caughtByDatabase++;

@@ -5,3 +5,4 @@ export { type Database, openDatabase } from './database.ts';
 export { createDedupeStore, type DedupeStoreHandle } from './dedupe-store.ts';
 export { type Order, OrderBook } from './orders.ts';
 export { createShop, type PlacedOrder, type Shop, ShopError } from './shop.ts';
+export { type ShopTelemetry, shopTelemetry } from './telemetry.ts';

@@ -81,7 +81,10 @@ export class OrderBook {
    * before (the database caught a duplicate the store let through). `beforeCommit` runs inside the
    * transaction, last, so a lost lease can still roll the credit back.
    */
-  async credit(input: CreditInput, beforeCommit?: () => void): Promise<'credited' | 'already-credited'> {
+  async credit(
+    input: CreditInput,
+    beforeCommit?: () => void | Promise<void>,
+  ): Promise<'credited' | 'already-credited'> {
     return this.db.transaction(async (tx) => {
       const inserted = await tx.query(
         `insert into ${this.#credits} (payment_id, order_id, amount, tx_id) values ($1, $2, $3, $4)
@@ -90,7 +93,7 @@ export class OrderBook {
       );
       if (inserted.length === 0) return 'already-credited';
       await tx.query(`update ${this.#orders} set status = 'PAID' where id = $1`, [input.orderId]);
-      beforeCommit?.();
+      await beforeCommit?.();
       return 'credited';
     });
   }

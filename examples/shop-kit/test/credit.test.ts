@@ -14,7 +14,15 @@ afterAll(() => db.close());
 const ctx = (aborted = false): PaymentPaidContext => {
   const controller = new AbortController();
   if (aborted) controller.abort(new Error('lease lost'));
-  return { deliveryId: 'dl_test', timestamp: 0, signal: controller.signal };
+  return {
+    deliveryId: 'dl_test',
+    timestamp: 0,
+    source: 'webhook',
+    signal: controller.signal,
+    confirmLease: async () => {
+      if (controller.signal.aborted) throw controller.signal.reason;
+    },
+  };
 };
 
 async function paidOrder(amount = '12.50', tokenSymbol = 'USDT') {

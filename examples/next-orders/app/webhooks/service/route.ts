@@ -5,13 +5,12 @@ export const dynamic = 'force-dynamic';
 // Node.js, not Edge: the credit writes to PGlite or PostgreSQL (pg), which the Edge runtime cannot run.
 export const runtime = 'nodejs';
 
-// createRouteHandler reads its options on the first request, not here: the getters read the environment
-// then, so `next build` can import this module without the shop's secrets. The store exists synchronously
-// (the handler needs it before the shop has booted); the credit waits for the booted shop.
+// `next build` imports this module without the shop's environment: with the secret unset, createRouteHandler
+// checks its options on the first request instead of here, and the store getter runs only then. At run time
+// the secret is set and everything is checked at once. The store exists synchronously (the handler needs it
+// before the shop has booted); the credit waits for the booted shop.
 export const POST = createRouteHandler({
-  get secret() {
-    return shopProcess().config.webhookSecret;
-  },
+  secret: process.env.SERVICE_WEBHOOK_SECRET as string,
   get store() {
     return shopProcess().dedupe.store;
   },
