@@ -7,6 +7,7 @@ export default defineConfig({
     projects: [
       'packages/*/vitest.config.ts',
       'packages/core/vitest.web.config.ts',
+      'packages/nestjs/vitest.nest11.config.ts',
       'examples/*/vitest.config.ts',
       'test/vitest.config*.ts',
     ],

@@ -52,7 +52,7 @@ export async function run(): Promise<TargetCheck[]> {
     verifyResults,
     'hand-rolled createHmac+timingSafeEqual+JSON.parse',
     [
-      { of: 'verifyWebhook', over: 'hand-rolled createHmac+timingSafeEqual+JSON.parse', atLeast: 0.75 },
+      { of: 'verifyWebhook', over: 'hand-rolled createHmac+timingSafeEqual+JSON.parse', atLeast: 1.2 },
       { of: 'verifyWebhook', over: 'stripe webhooks.constructEvent', atLeast: 1.5 },
     ],
   );
@@ -68,7 +68,8 @@ export async function run(): Promise<TargetCheck[]> {
       setup: () => {
         handle = createWebhookHandler({
           secret: SECRET,
-          store: new MemoryDedupeStore({ maxEntries }),
+          // Quiet: the full store logs its (rate-limited) evictions, which is not what is measured here.
+          store: new MemoryDedupeStore({ maxEntries, logger: { warn: () => {}, error: () => {} } }),
           onPaymentPaid: () => {},
         });
         next = 0;
@@ -83,11 +84,36 @@ export async function run(): Promise<TargetCheck[]> {
   const duplicateHandler = createWebhookHandler({ secret: SECRET, onPaymentPaid: () => {} });
   await duplicateHandler({ method: 'POST', headers: one.headers, rawBody: one.body });
 
+  // What a merchant would write instead of the handler (issue 18's anchor): the hand-rolled check, then a
+  // Map of paymentIds seen. No lease, no fingerprint, no deadline, no retention: the least dedupe there is.
+  const handRolledWithMap = (name: string, fresh: boolean) => {
+    let seen = new Map<string, true>();
+    let next = 0;
+    return {
+      name,
+      setup: () => {
+        seen = new Map();
+        next = 0;
+      },
+      ...(fresh ? { maxOpsPerRound: pool.length } : {}),
+      fn: () => {
+        const d = fresh ? (pool[next++] as (typeof pool)[number]) : one;
+        const event = handRolledVerify(d.body, d.headers['x-service-signature'] as string) as { paymentId: string };
+        if (seen.has(event.paymentId)) return 'duplicate';
+        seen.set(event.paymentId, true);
+        return 'credited';
+      },
+    };
+  };
+  const primeDuplicate = handRolledWithMap('hand-rolled check + Map dedupe, duplicates', false);
+
   const handlerResults = await compare([
     {
       name: 'hand-rolled createHmac+timingSafeEqual+JSON.parse',
       fn: () => handRolledVerify(one.body, signatureHeader),
     },
+    handRolledWithMap('hand-rolled check + Map dedupe, fresh keys', true),
+    primeDuplicate,
     freshKeys('handler, memory store, fresh keys', 100_000),
     // A store at its maxEntries bound evicts on every claim; this must cost no more than the above.
     freshKeys('handler, memory store full (maxEntries 20,000), fresh keys', 20_000),
@@ -98,10 +124,22 @@ export async function run(): Promise<TargetCheck[]> {
   ]);
   checks.push(
     ...report('exactly-once handler end to end', handlerResults, 'hand-rolled createHmac+timingSafeEqual+JSON.parse', [
+      // Issue 12: the exactly-once handler keeps at least 0.8x of the bare check's speed.
       {
         of: 'handler, memory store, fresh keys',
         over: 'hand-rolled createHmac+timingSafeEqual+JSON.parse',
-        atLeast: 0.4,
+        atLeast: 0.8,
+      },
+      // Issue 18: at least 0.9x of the hand-rolled check with a Map as its dedupe.
+      {
+        of: 'handler, memory store, fresh keys',
+        over: 'hand-rolled check + Map dedupe, fresh keys',
+        atLeast: 0.9,
+      },
+      {
+        of: 'handler, memory store, duplicates',
+        over: 'hand-rolled check + Map dedupe, duplicates',
+        atLeast: 0.9,
       },
     ]),
   );

@@ -2,8 +2,9 @@ import { createHash, randomUUID } from 'node:crypto';
 import { MemoryDedupeStore, type PaymentPaidEvent } from '@service-pay/core';
 import { benchEvent } from './fixtures.js';
 
-// Mirrors what the pipeline stores per payment: key `payment.paid:<paymentId>` (a 20-character id), a
-// flat 11-character fingerprint (as core's fingerprintOf makes), a UUID token while claimed.
+// Mirrors what the pipeline stores per payment: key `payment.paid:<paymentId>` (a 20-character id), an
+// 11-character fingerprint (as core's fingerprintOf makes), a token while claimed (a 32-bit tag of it once
+// completed).
 const count = Number(process.argv[2]);
 const gc = globalThis.gc as () => void;
 const template: PaymentPaidEvent = benchEvent();
@@ -18,7 +19,7 @@ for (let i = 0; i < count; i++) {
   // 11 characters: V8 copies a slice that short instead of keeping the whole digest alive.
   const fingerprint = createHash('sha256').update(key).digest('base64url').slice(0, 11);
   await store.claim(key, token, fingerprint, 60_000);
-  await store.complete(key, token, 7 * 24 * 3600 * 1000);
+  await store.complete(key, token, 7 * 24 * 3600 * 1000, fingerprint);
 }
 gc();
 gc();

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { TargetCheck } from './harness.js';
 
 const KEYS = 1_000_000;
-const LIMIT = 250;
+const LIMIT = 150;
 
 /**
  * Heap bytes per completed key in MemoryDedupeStore, measured in a child process of its own so nothing

@@ -30,6 +30,7 @@ const suites: Array<[string, () => Promise<{ run: () => Promise<TargetCheck[]> }
       };
     },
   ],
+  ['postgres', () => import('../../packages/postgres/bench/handler-postgres.bench.js')],
 ];
 
 const only = process.argv.slice(2);
