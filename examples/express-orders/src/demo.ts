@@ -116,7 +116,7 @@ try {
       (booted.storeKind === 'lease' ? `, ${booted.tally.caughtByDatabase} caught by the database guard` : '') +
       `, ${((Date.now() - started) / 1000).toFixed(1)} s.`,
   );
-  const othersDelivered = all.every((d) => d.state === 'succeeded' || d === lostDelivery);
+  const othersDelivered = all.every((d) => d.state === 'succeeded' || d.deliveryId === lostDelivery?.deliveryId);
   const lostThenRecovered =
     lostDelivery?.state === 'failed' && recovered === 'credited' && redelivery?.attempts.at(-1)?.status === 200;
   process.exitCode = exactlyOnce === placed.length && othersDelivered && lostThenRecovered ? 0 : 1;
