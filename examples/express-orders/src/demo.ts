@@ -1,9 +1,13 @@
 /**
  * `pnpm demo`: the payment service simulator and this Express shop, 20 orders, every payment delivered
- * with duplicates and concurrent duplicates (and a few dropped answers, so the sender retries). Prints
- * each order with how many times it was credited and what its deliveries were answered, and exits 0
- * only if every order was credited exactly once. `pnpm demo --keep` leaves the simulator (and its
- * dashboard) and the shop running until Ctrl+C.
+ * with duplicates and concurrent duplicates (and a few dropped answers, so the sender retries), plus one
+ * order whose webhook never arrives: every attempt fails (the shop "down" for the whole retry window), and
+ * reconciliation credits it by reading the payment back. Prints each order with how many times it was
+ * credited, by what, and what its deliveries were answered, and exits 0 only if every order was credited
+ * exactly once. `pnpm demo --keep` leaves the simulator (and its dashboard) and the shop running until Ctrl+C.
+ *
+ * The shop's reconcile loop looks at orders pending for a minute, every minute; the demo does not wait
+ * that long: it runs the same pass once, directly, with `olderThanMs: 0`.
  */
 import type { AddressInfo } from 'node:net';
 import { bootShop, simulatorShopConfig } from '@service-pay/example-shop-kit';
@@ -12,7 +16,13 @@ import { createApp } from './app.js';
 
 const ORDERS = 20;
 const merchant = generateMerchant({ name: 'demo-shop' });
-const sim = await startSimulator({ merchants: [merchant], retry: { baseDelayMs: 200, factor: 2 }, seed: 2026 });
+// The spec's 8 attempts, on a faster clock (0.1 s, then 1.5 times longer each: 3.2 s in all), so the lost
+// payment's webhook has given up by the time the other orders are paid.
+const sim = await startSimulator({
+  merchants: [merchant],
+  retry: { maxAttempts: 8, baseDelayMs: 100, factor: 1.5 },
+  seed: 2026,
+});
 let baseUrl = '';
 const booted = await bootShop(
   simulatorShopConfig(sim.url, merchant, {
@@ -28,26 +38,22 @@ baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const keep = process.argv.includes('--keep');
 console.log(`dashboard ${sim.dashboardUrl}   (open it; pnpm demo --keep leaves it running)`);
 console.log(
-  `simulator ${sim.url}   shop ${baseUrl}   database ${process.env.DATABASE_URL ? 'postgres' : 'pglite'}   store ${process.env.REDIS_URL ? 'redis' : 'memory'}\n`,
+  `simulator ${sim.url}   shop ${baseUrl}   database ${process.env.DATABASE_URL ? 'postgres' : 'pglite'}   store ${process.env.REDIS_URL ? 'redis (lease)' : 'postgres (transactional)'}\n`,
 );
 
 try {
   const started = Date.now();
   // Place the orders through the shop's own API, as a customer would.
-  const placed: Array<{ orderId: string; paymentId: string; amount: string }> = [];
-  for (let i = 0; i < ORDERS; i++) {
-    const amount = `${10 + i}.${String((i * 37) % 100).padStart(2, '0')}`;
-    const res = await fetch(`${baseUrl}/orders`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ amount, tokenSymbol: 'USDT' }),
-    });
-    if (res.status !== 201) throw new Error(`placing an order answered ${res.status}: ${await res.text()}`);
-    const body = (await res.json()) as { order: { id: string }; paymentId: string };
-    placed.push({ orderId: body.order.id, paymentId: body.paymentId, amount });
-  }
+  const placed: Placed[] = [];
+  for (let i = 0; i < ORDERS; i++)
+    placed.push(await placeOrder(`${10 + i}.${String((i * 37) % 100).padStart(2, '0')}`));
 
-  // Pay them all at once. Every payment is sent again as a duplicate; every other one also as two
+  // One more order, whose webhook never arrives: every attempt fails, as if the shop were down for the
+  // sender's whole retry window. Paid first, so its retries run out while the others are paid.
+  const lost = await placeOrder('99.99');
+  await sim.pay(lost.paymentId, { failAllAttempts: true });
+
+  // Pay the others all at once. Every payment is sent again as a duplicate; every other one also as two
   // concurrent duplicates racing the original; every fifth has its first answer dropped (a retry).
   await Promise.all(
     placed.map((p, i) =>
@@ -60,10 +66,23 @@ try {
   );
   await sim.waitForIdle({ timeoutMs: 60_000 });
 
+  // The lost payment's delivery has failed for good. The reconcile pass reads the payment back (GET
+  // /v1/payments/:id), sees PAID and credits it through the same store and credit as a webhook; a
+  // redelivery afterwards is a duplicate, not a second credit.
+  const report = await booted.reconcilePending({ olderThanMs: 0 });
+  await sim.redeliver(lost.paymentId);
+  await sim.waitForIdle({ timeoutMs: 60_000 });
+  placed.push(lost);
+
   const orders = new Map(
-    ((await (await fetch(`${baseUrl}/orders`)).json()) as Array<{ id: string; credits: number; status: string }>).map(
-      (o) => [o.id, o],
-    ),
+    (
+      (await (await fetch(`${baseUrl}/orders`)).json()) as Array<{
+        id: string;
+        credits: number;
+        status: string;
+        creditedBy: string | null;
+      }>
+    ).map((o) => [o.id, o]),
   );
   const rows = placed.map((p) => {
     const deliveries = sim.deliveries({ paymentId: p.paymentId });
@@ -73,6 +92,7 @@ try {
       amount: `${p.amount} USDT`,
       status: order?.status ?? '?',
       credited: order?.credits ?? 0,
+      by: order?.creditedBy ?? '-',
       deliveries: deliveries.length,
       attempts: deliveries.reduce((n, d) => n + d.attempts.length, 0),
       answers: describeAnswers(deliveries),
@@ -83,12 +103,23 @@ try {
   const exactlyOnce = rows.filter((r) => r.credited === 1).length;
   const all = sim.deliveries();
   const attempts = all.reduce((n, d) => n + d.attempts.length, 0);
+  const [lostDelivery, redelivery] = sim.deliveries({ paymentId: lost.paymentId });
+  const recovered = report.results.find((r) => r.paymentId === lost.paymentId)?.outcome;
   console.log(
-    `\n${exactlyOnce} of ${ORDERS} orders credited exactly once; ${all.length} deliveries, ${attempts} attempts, ` +
-      `${booted.tally.credited} credits written, ${booted.tally.caughtByDatabase} caught by the database guard, ` +
-      `${((Date.now() - started) / 1000).toFixed(1)} s.`,
+    `\nreconciliation: ${report.results.length} pending order(s) read back, ${JSON.stringify(report.counts)}; ` +
+      `the lost payment's ${lostDelivery?.attempts.length} webhook attempts all failed, reconciliation ${recovered} it, ` +
+      `its redelivery was answered ${redelivery?.attempts.at(-1)?.responseBody}.`,
   );
-  process.exitCode = exactlyOnce === ORDERS && all.every((d) => d.state === 'succeeded') ? 0 : 1;
+  console.log(
+    `${exactlyOnce} of ${placed.length} orders credited exactly once; ${all.length} deliveries, ${attempts} attempts, ` +
+      `${booted.tally.credited} credits written` +
+      (booted.storeKind === 'lease' ? `, ${booted.tally.caughtByDatabase} caught by the database guard` : '') +
+      `, ${((Date.now() - started) / 1000).toFixed(1)} s.`,
+  );
+  const othersDelivered = all.every((d) => d.state === 'succeeded' || d.deliveryId === lostDelivery?.deliveryId);
+  const lostThenRecovered =
+    lostDelivery?.state === 'failed' && recovered === 'credited' && redelivery?.attempts.at(-1)?.status === 200;
+  process.exitCode = exactlyOnce === placed.length && othersDelivered && lostThenRecovered ? 0 : 1;
   if (keep) {
     console.log(`\nKept running: dashboard ${sim.dashboardUrl}, shop ${baseUrl}. Press Ctrl+C to stop.`);
     await new Promise((resolve) => process.once('SIGINT', resolve).once('SIGTERM', resolve));
@@ -97,6 +128,23 @@ try {
   await new Promise((resolve) => server.close(resolve));
   await sim.stop();
   await booted.close();
+}
+
+interface Placed {
+  orderId: string;
+  paymentId: string;
+  amount: string;
+}
+
+async function placeOrder(amount: string): Promise<Placed> {
+  const res = await fetch(`${baseUrl}/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ amount, tokenSymbol: 'USDT' }),
+  });
+  if (res.status !== 201) throw new Error(`placing an order answered ${res.status}: ${await res.text()}`);
+  const body = (await res.json()) as { order: { id: string }; paymentId: string };
+  return { orderId: body.order.id, paymentId: body.paymentId, amount };
 }
 
 /** "200 credited, 200 duplicate, 409 busy, dropped" style summary of what the shop answered. */
@@ -113,7 +161,9 @@ function describeAnswers(deliveries: DeliveryRecord[]): string {
               ? '200 credited'
               : a.status === 409
                 ? '409 in progress'
-                : `${a.status ?? a.outcome}`;
+                : a.outcome === 'endpoint-down'
+                  ? 'shop down'
+                  : `${a.status ?? a.outcome}`;
       counts.set(label, (counts.get(label) ?? 0) + 1);
     }
   }

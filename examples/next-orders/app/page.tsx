@@ -9,10 +9,12 @@ const cell = { border: '1px solid #ccc', padding: '0.25rem 0.5rem', textAlign: '
 export default async function OrdersPage() {
   let orders: Order[];
   let tally: BootedShop['tally'];
+  let storeKind: BootedShop['storeKind'];
   try {
     const booted = await shop();
     orders = await booted.shop.book.list();
     tally = booted.tally;
+    storeKind = booted.storeKind;
   } catch (error) {
     return (
       <main>
@@ -25,8 +27,9 @@ export default async function OrdersPage() {
     <main>
       <h1>Orders</h1>
       <p>
-        Credited {tally.credited}, stopped by the database {tally.caughtByDatabase}, rejected {tally.rejected}. Place an
-        order with <code>POST /orders</code> <code>{'{"amount":"42.00","tokenSymbol":"USDT"}'}</code>.
+        Credited {tally.credited}, {storeKind === 'lease' ? `stopped by the database ${tally.caughtByDatabase}, ` : ''}
+        rejected {tally.rejected}. Place an order with <code>POST /orders</code>{' '}
+        <code>{'{"amount":"42.00","tokenSymbol":"USDT"}'}</code>.
       </p>
       {orders.length === 0 ? (
         <p>No orders yet.</p>
@@ -34,7 +37,7 @@ export default async function OrdersPage() {
         <table style={{ borderCollapse: 'collapse' }}>
           <thead>
             <tr>
-              {['Order', 'Amount', 'Status', 'Credits', 'Payment'].map((h) => (
+              {['Order', 'Amount', 'Status', 'Credits', 'Credited by', 'Payment'].map((h) => (
                 <th key={h} style={cell}>
                   {h}
                 </th>
@@ -50,6 +53,7 @@ export default async function OrdersPage() {
                 </td>
                 <td style={cell}>{o.status}</td>
                 <td style={cell}>{o.credits}</td>
+                <td style={cell}>{o.creditedBy ?? '-'}</td>
                 <td style={cell}>{o.paymentId ?? '-'}</td>
               </tr>
             ))}

@@ -1,17 +1,17 @@
 import {
   type BootedShop,
   bootShop,
-  type DedupeStoreHandle,
-  openShopDedupeStore,
+  openShopResources,
   readConfig,
   type ShopConfig,
+  type ShopResources,
 } from '@service-pay/example-shop-kit';
 
 /** This process's shop: made on first use, never at import (`next build` imports every route without the shop's environment). */
 interface ShopProcess {
   config: ShopConfig;
-  /** Made synchronously: the webhook route's options need it before the shop has booted. */
-  dedupe: DedupeStoreHandle;
+  /** The database and the payment store, made synchronously: the webhook route needs the store before the shop has booted. */
+  resources: ShopResources;
   booted?: Promise<BootedShop> | undefined;
 }
 
@@ -20,28 +20,36 @@ interface ShopProcess {
 const KEY = Symbol.for('@service-pay/example-next-orders/shop');
 const cache = globalThis as typeof globalThis & { [KEY]?: ShopProcess };
 
-/** The configuration and the dedupe store, read and made once per process. Throws when the environment is incomplete. */
+/** The configuration, the database and the payment store, read and made once per process. Throws when the environment is incomplete. */
 export function shopProcess(): ShopProcess {
   let current = cache[KEY];
   if (current === undefined) {
     const config = readConfig(process.env);
-    current = { config, dedupe: openShopDedupeStore(config) };
+    current = { config, resources: openShopResources(config) };
     cache[KEY] = current;
   }
   return current;
 }
 
-/** The booted shop: database, order book, payment client and credit, booted once per process. */
+/**
+ * The booted shop: order book, payment client, credit and reconcile loop, booted once per process. The loop
+ * starts with it: it credits the orders whose webhooks never arrived (`SHOP_RECONCILE_EVERY_MS`, 0 = off).
+ */
 export function shop(): Promise<BootedShop> {
   const current = shopProcess();
   current.booted ??= bootShop(current.config, {
     notifyUrl: `${publicUrl(current.config)}/webhooks/service`,
-    dedupe: current.dedupe,
-  }).catch((error: unknown) => {
-    // A database that was down at boot must not stay failed: the next request tries again.
-    current.booted = undefined;
-    throw error;
-  });
+    resources: current.resources,
+  })
+    .then((booted) => {
+      if (current.config.reconcileEveryMs > 0) booted.startReconcileLoop({ everyMs: current.config.reconcileEveryMs });
+      return booted;
+    })
+    .catch((error: unknown) => {
+      // A database that was down at boot must not stay failed: the next request tries again.
+      current.booted = undefined;
+      throw error;
+    });
   return current.booted;
 }
 

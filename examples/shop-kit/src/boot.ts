@@ -1,61 +1,95 @@
 import { createServiceClient } from '@service-pay/client';
-import type { HandlerOptions, WebhookLogger } from '@service-pay/core';
+import { createReconciler, type HandlerOptions, type WebhookLogger } from '@service-pay/core';
 import type { ShopConfig } from './config.ts';
 import { creditOnPaymentPaid } from './credit-on-payment-paid.ts';
-import { openDatabase } from './database.ts';
-import { createDedupeStore, type DedupeStoreHandle } from './dedupe-store.ts';
+import { type Database, openDatabase } from './database.ts';
 import { OrderBook } from './orders.ts';
+import { openPaymentStore, type PaymentStoreHandle, type ShopStore } from './payment-store.ts';
+import { type ReconcileLoop, type ReconcileLoopOptions, startReconcileLoop } from './reconcile-loop.ts';
+import { reconcilePendingOrders } from './reconcile-pending.ts';
 import { createShop } from './shop.ts';
 import { shopTelemetry } from './telemetry.ts';
 
-/**
- * The synchronous part of `bootShop`: the shop's dedupe store (Redis when `REDIS_URL` is set, else in
- * memory). For frameworks that need the webhook options before the shop has booted, such as Next.js's
- * `export const POST = createRouteHandler(options)`; hand the result to `bootShop` as `dedupe`.
- */
-export function openShopDedupeStore(config: ShopConfig): DedupeStoreHandle {
-  return createDedupeStore(config.redisUrl, `${config.tablePrefix || 'shop'}:`);
+/** The shop's database and the payment store made on it (or on Redis), before anything is booted. */
+export interface ShopResources {
+  database: Database;
+  payments: PaymentStoreHandle;
 }
 
 /**
- * Wires one shop instance: database, order book, payment client, dedupe store and the webhook options
- * every framework's adapter takes. Frameworks only add routes.
+ * The synchronous part of `bootShop`: the database and the payment store (`PostgresStore` in that database,
+ * or Redis when `REDIS_URL` is set). For frameworks that need the webhook options before the shop has
+ * booted, such as Next.js's `export const POST = createRouteHandler(options)`; hand the result to
+ * `bootShop` as `resources`.
+ */
+export function openShopResources(config: ShopConfig): ShopResources {
+  const database = openDatabase(config.databaseUrl);
+  return { database, payments: openPaymentStore(database, { redisUrl: config.redisUrl, prefix: config.tablePrefix }) };
+}
+
+/**
+ * Wires one shop instance: database, payment store, order book, payment client, the credit, the webhook
+ * options every framework's adapter takes, and the reconciliation pass (and loop) that credits the
+ * payments whose webhooks never arrived, through the same store and the same credit. Frameworks only add
+ * routes.
  */
 export async function bootShop(
   config: ShopConfig,
   options: {
     notifyUrl: string | (() => string);
     logger?: WebhookLogger;
-    /** A store made beforehand with `openShopDedupeStore`; the shop's `close` closes it too. */
-    dedupe?: DedupeStoreHandle;
+    /** Made beforehand with `openShopResources`; the shop's `close` closes them too. */
+    resources?: ShopResources;
   },
 ) {
-  const db = await openDatabase(config.databaseUrl);
-  const book = await OrderBook.open(db, config.tablePrefix);
+  const { database, payments } = options.resources ?? openShopResources(config);
+  await payments.ready();
+  const book = await OrderBook.open(database, { prefix: config.tablePrefix, inboxTable: payments.inboxTable });
   const client = createServiceClient({
     baseUrl: config.serviceUrl,
     apiKey: config.apiKey,
     apiSecret: config.apiSecret,
   });
   const shop = createShop({ book, client, notifyUrl: options.notifyUrl });
-  const { store, close: closeStore } = options.dedupe ?? openShopDedupeStore(config);
-  const credit = creditOnPaymentPaid(book, { failureRate: config.failureRate });
+  const credit = creditOnPaymentPaid(book, database, { failureRate: config.failureRate });
   const telemetry = shopTelemetry();
+  const logging = options.logger ? { logger: options.logger } : {};
   const webhook = {
     ...telemetry.options,
     secret: config.webhookSecret,
-    store,
+    store: payments.store,
     onPaymentPaid: credit.onPaymentPaid,
-    ...(options.logger ? { logger: options.logger } : {}),
-  } satisfies HandlerOptions;
+    ...logging,
+  } satisfies HandlerOptions<ShopStore>;
+  const reconciler = createReconciler<ShopStore>({
+    ...telemetry.options,
+    getPayment: client.getPayment,
+    store: payments.store,
+    onPaymentPaid: credit.onPaymentPaid,
+    ...logging,
+  });
+  const reconcilePending = reconcilePendingOrders(book, reconciler, database.kind === 'pglite' ? 1 : 4);
+  let loop: ReconcileLoop | undefined;
+
   return {
     shop,
     webhook,
     tally: credit.tally,
+    /** `lease` (Redis) or `transactional` (`PostgresStore`). */
+    storeKind: payments.kind,
+    reconciler,
+    /** One pass over the orders still pending: `pnpm reconcile`, the loop, and the demo run it. */
+    reconcilePending,
+    /** Starts the reconcile loop (every minute by default); `close` stops it. */
+    startReconcileLoop(loopOptions: ReconcileLoopOptions = {}): ReconcileLoop {
+      loop ??= startReconcileLoop(reconcilePending, loopOptions);
+      return loop;
+    },
     close: async () => {
+      await loop?.stop();
       await telemetry.close();
-      await closeStore();
-      await db.close();
+      await payments.close();
+      await database.close();
     },
   };
 }

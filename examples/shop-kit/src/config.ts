@@ -7,7 +7,10 @@ export interface ShopConfig {
   apiKey: string;
   apiSecret: string;
   webhookSecret: string;
-  /** Set: the Redis dedupe store, shared by every instance. Unset: the in-memory store. */
+  /**
+   * Set: the Redis lease store, shared by every instance, with the unique paymentId as the database guard.
+   * Unset: `PostgresStore` in the shop's database, the credit and the dedupe record in one transaction.
+   */
   redisUrl: string | undefined;
   /** Set: PostgreSQL, shared by every instance. Unset: an embedded PGlite. */
   databaseUrl: string | undefined;
@@ -15,6 +18,8 @@ export interface ShopConfig {
   tablePrefix: string;
   /** Chaos testing only: share of handler calls that fail transiently. */
   failureRate: number;
+  /** How often the reconcile loop reads back the orders still pending after a minute; 0 turns it off. */
+  reconcileEveryMs: number;
 }
 
 /** Reads the configuration, naming every missing variable at once. */
@@ -30,6 +35,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ShopConfig {
   const failureRate = Number(env.SHOP_CHAOS_FAILURE_RATE ?? 0);
   if (!(failureRate >= 0 && failureRate < 1))
     throw new Error('SHOP_CHAOS_FAILURE_RATE must be a number from 0 to below 1.');
+  const reconcileEveryMs = Number(env.SHOP_RECONCILE_EVERY_MS ?? 60_000);
+  if (!(Number.isSafeInteger(reconcileEveryMs) && reconcileEveryMs >= 0))
+    throw new Error('SHOP_RECONCILE_EVERY_MS must be a whole number of milliseconds (0 turns the loop off).');
   return {
     port: Number(env.PORT ?? 3000),
     publicUrl: env.PUBLIC_URL,
@@ -41,12 +49,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): ShopConfig {
     databaseUrl: env.DATABASE_URL || undefined,
     tablePrefix: env.SHOP_TABLE_PREFIX ?? '',
     failureRate,
+    reconcileEveryMs,
   };
 }
 
 /**
  * The configuration of a shop talking to a simulator merchant, as the demo and the tests start one in
- * process: embedded database and memory store unless overridden.
+ * process: embedded database, `PostgresStore` and no reconcile loop unless overridden.
  */
 export function simulatorShopConfig(
   serviceUrl: string,
@@ -64,6 +73,7 @@ export function simulatorShopConfig(
     databaseUrl: undefined,
     tablePrefix: '',
     failureRate: 0,
+    reconcileEveryMs: 0,
     ...overrides,
   };
 }

@@ -1,8 +1,20 @@
-export { type BootedShop, bootShop, openShopDedupeStore } from './boot.ts';
+export { type BootedShop, bootShop, openShopResources, type ShopResources } from './boot.ts';
 export { readConfig, type ShopConfig, simulatorShopConfig } from './config.ts';
-export { type CreditTally, creditOnPaymentPaid } from './credit-on-payment-paid.ts';
-export { type Database, openDatabase } from './database.ts';
-export { createDedupeStore, type DedupeStoreHandle } from './dedupe-store.ts';
-export { type Order, OrderBook } from './orders.ts';
+export {
+  type CreditContext,
+  type CreditPayment,
+  type CreditTally,
+  creditOnPaymentPaid,
+} from './credit-on-payment-paid.ts';
+export { type Database, type DatabaseConnection, openDatabase, type Queryable } from './database.ts';
+export { type CreditGuard, type CreditInput, type Order, OrderBook } from './orders.ts';
+export { openPaymentStore, type PaymentStoreHandle, type ShopStore } from './payment-store.ts';
+export {
+  printReconcileReport,
+  type ReconcileLoop,
+  type ReconcileLoopOptions,
+  startReconcileLoop,
+} from './reconcile-loop.ts';
+export { type ReconcilePass, type ReconcilePassOptions, reconcilePendingOrders } from './reconcile-pending.ts';
 export { createShop, type PlacedOrder, type Shop, ShopError } from './shop.ts';
 export { type ShopTelemetry, shopTelemetry } from './telemetry.ts';

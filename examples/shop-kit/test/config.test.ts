@@ -16,6 +16,9 @@ describe('shop configuration', () => {
       databaseUrl: undefined,
     });
     expect(() => readConfig({ ...env, SHOP_CHAOS_FAILURE_RATE: '1.5' })).toThrow(/SHOP_CHAOS_FAILURE_RATE/);
+    expect(readConfig(env).reconcileEveryMs).toBe(60_000);
+    expect(readConfig({ ...env, SHOP_RECONCILE_EVERY_MS: '0' }).reconcileEveryMs).toBe(0);
+    expect(() => readConfig({ ...env, SHOP_RECONCILE_EVERY_MS: 'soon' })).toThrow(/SHOP_RECONCILE_EVERY_MS/);
     expect(
       simulatorShopConfig('http://sim', { apiKey: 'k', apiSecret: 's', webhookSecret: 'w' }, { port: 1 }),
     ).toMatchObject({ port: 1, serviceUrl: 'http://sim', webhookSecret: 'w' });
