@@ -45,7 +45,8 @@ local v = redis.call('GET', KEYS[1])
 const HOLDS = `v and string.sub(v, 1, string.len(held)) == held`;
 
 const SCRIPTS = {
-  // ARGV: token, fingerprint, leaseMs. Replies {0} claimed, {1, fingerprint, pttl} in progress, {2, fingerprint} completed.
+  // Redis < 7 only (see RedisDedupeStore.claim). ARGV: token, fingerprint, leaseMs. Replies {0} claimed,
+  // {1, fingerprint, pttl} in progress, {2, fingerprint} completed.
   servicePayDedupeClaim: {
     numberOfKeys: 1,
     lua: `local v = redis.call('GET', KEYS[1])
@@ -120,6 +121,31 @@ function defineScripts(client: Redis | Cluster): ScriptedClient {
 /** Redis wants whole milliseconds above zero for PX and PEXPIRE. */
 const wholeMs = (ms: number): number => Math.max(1, Math.ceil(ms));
 
+/** One object for every successful claim: the answer carries nothing of its own. */
+const CLAIMED: ClaimOutcome = Object.freeze({ state: 'claimed' });
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * The fingerprint in a stored value (`L` or `C`, the token's byte length, `:`, the token, the fingerprint),
+ * or `undefined` when the value is not one this store wrote. Lengths count bytes, as Lua's did; for the
+ * usual all-ASCII value bytes and UTF-16 units agree and a slice does.
+ */
+function storedFingerprint(value: string): string | undefined {
+  const kind = value.charCodeAt(0);
+  if (kind !== 76 /* L */ && kind !== 67 /* C */) return undefined;
+  const sep = value.indexOf(':', 1);
+  const tokenBytes = sep > 1 ? Number(value.slice(1, sep)) : Number.NaN;
+  if (!Number.isInteger(tokenBytes) || tokenBytes < 0) return undefined;
+  if (!NON_ASCII.test(value))
+    return value.length >= sep + 1 + tokenBytes ? value.slice(sep + 1 + tokenBytes) : undefined;
+  const bytes = Buffer.from(value.slice(sep + 1));
+  return bytes.length >= tokenBytes ? bytes.subarray(tokenBytes).toString() : undefined;
+}
+
+/** What Redis before 7.0 answers to `SET ... NX ... GET` (7.0 allowed NX and GET together); nothing ran. */
+const isSyntaxError = (error: unknown): boolean => /^ERR syntax error/i.test((error as Error)?.message ?? '');
+
 /**
  * A `DedupeStore` on Redis or Redis Cluster (ioredis): exactly-once handling across every instance of
  * the app that shares it.
@@ -146,7 +172,10 @@ const wholeMs = (ms: number): number => Math.max(1, Math.ceil(ms));
 export class RedisDedupeStore implements DedupeStore {
   readonly kind = 'lease';
   readonly #client: ScriptedClient;
+  readonly #redis: Redis | Cluster;
   readonly #prefix: string;
+  /** Whether the server takes `SET key value NX PX ms GET` (Redis >= 7); learnt from the first claim's answer. */
+  #setNxGet = true;
 
   constructor(options: RedisDedupeStoreOptions) {
     const client = options?.client as (Redis | Cluster) | undefined;
@@ -161,6 +190,7 @@ export class RedisDedupeStore implements DedupeStore {
     const prefix = options.keyPrefix ?? 'service-pay:dedupe:';
     if (typeof prefix !== 'string') throw new TypeError('RedisDedupeStore: keyPrefix must be a string.');
     this.#client = defineScripts(client);
+    this.#redis = client;
     this.#prefix = prefix;
   }
 
@@ -174,8 +204,41 @@ export class RedisDedupeStore implements DedupeStore {
    * ```
    */
   async claim(key: string, token: string, fingerprint: string, leaseMs: number): Promise<ClaimOutcome> {
-    const reply = await this.#client.servicePayDedupeClaim(this.#prefix + key, token, fingerprint, wholeMs(leaseMs));
-    if (reply[0] === 0) return { state: 'claimed' };
+    const redisKey = this.#prefix + key;
+    if (!this.#setNxGet) return this.#claimByScript(redisKey, token, fingerprint, leaseMs);
+    // Claim-or-read in one plain command (Redis >= 7): it costs the server about a quarter of the Lua
+    // claim's CPU (measured 2.8-4.2 us against 10.7-15.4 us a call), which on a shared machine is time the
+    // client waits on every fresh delivery and every duplicate. The value is the lease exactly as the
+    // scripts of complete, release and extend read it.
+    let previous: string | null;
+    try {
+      previous = await this.#redis.set(
+        redisKey,
+        `L${Buffer.byteLength(token)}:${token}${fingerprint}`,
+        'PX',
+        wholeMs(leaseMs),
+        'NX',
+        'GET',
+      );
+    } catch (error) {
+      if (!isSyntaxError(error)) throw error;
+      // Redis < 7 refuses NX with GET and ran nothing: this store uses the Lua claim from now on.
+      this.#setNxGet = false;
+      return this.#claimByScript(redisKey, token, fingerprint, leaseMs);
+    }
+    if (previous === null) return CLAIMED;
+    const stored = storedFingerprint(previous);
+    if (stored === undefined) throw new Error(`service-pay: ${redisKey} holds a value this store did not write`);
+    if (previous.charCodeAt(0) === 67 /* C */) return { state: 'completed', fingerprint: stored };
+    // In progress: one more round trip for the lease's time left (Retry-After), on this rare path only.
+    // The key may have been completed or released since: at least 1 ms, at most the lease.
+    const ttl = await this.#redis.pttl(redisKey);
+    return { state: 'in-progress', fingerprint: stored, retryAfterMs: Math.min(wholeMs(leaseMs), Math.max(1, ttl)) };
+  }
+
+  async #claimByScript(redisKey: string, token: string, fingerprint: string, leaseMs: number): Promise<ClaimOutcome> {
+    const reply = await this.#client.servicePayDedupeClaim(redisKey, token, fingerprint, wholeMs(leaseMs));
+    if (reply[0] === 0) return CLAIMED;
     if (reply[0] === 2) return { state: 'completed', fingerprint: String(reply[1]) };
     return { state: 'in-progress', fingerprint: String(reply[1]), retryAfterMs: Number(reply[2]) };
   }
