@@ -4,6 +4,8 @@
  *   ours:       createWebhookHandler + RedisDedupeStore (lease, fence, heartbeat, fingerprint, 409 on overlap);
  *   hand-rolled: handRolledVerify, then `SET key token NX PX lease`; on null `GET` tells a duplicate ('done')
  *               from one in progress (409); after the handler `SET key done PX retain`;
+ *   hand-rolled, one trip: the same with the claim-or-read in one command, `SET key token PX lease NX GET`
+ *               (Redis >= 7), so a duplicate costs 1 round trip as ours does: the stricter anchor, printed beside;
  *   Powertools: handRolledVerify, then `makeIdempotent` from @aws-lambda-powertools/idempotency with its
  *               Redis layer (`CachePersistenceLayer`), the ioredis client behind its small CacheClient
  *               interface (get, set with EX/NX, del).
@@ -55,7 +57,7 @@ const rowName = (row: Row) => `${row.kind}, ${row.inFlight === 1 ? 'sequential' 
 /** Answers one signed delivery with an HTTP status. */
 type Receiver = (delivery: SignedDelivery) => Promise<number>;
 type OnPaid = (paymentId: string) => void | Promise<void>;
-const CONTESTANTS = ['ours', 'hand-rolled', 'Powertools'] as const;
+const CONTESTANTS = ['ours', 'hand-rolled', 'hand-rolled, one trip', 'Powertools'] as const;
 type Contestant = (typeof CONTESTANTS)[number];
 
 /** What one comparison measured, in the shape `bench/src/run-all.ts` gathers. */
@@ -89,6 +91,25 @@ function handRolled(client: Redis, keyPrefix: string, onPaid: OnPaid): Receiver 
     if ((await client.set(key, token, 'PX', LEASE_MS, 'NX')) === null) {
       return (await client.get(key)) === 'done' ? 200 : 409;
     }
+    try {
+      await onPaid(event.paymentId);
+    } catch (error) {
+      await client.del(key);
+      throw error;
+    }
+    await client.set(key, 'done', 'PX', RETAIN_MS);
+    return 200;
+  };
+}
+
+/** The same receiver with the claim and the read in one command (Redis >= 7): a duplicate costs 1 round trip. */
+function handRolledOneTrip(client: Redis, keyPrefix: string, onPaid: OnPaid): Receiver {
+  let tokens = 0;
+  return async (d) => {
+    const event = handRolledVerify(d.body, d.headers['x-service-signature'], SECRET) as { paymentId: string };
+    const key = `${keyPrefix}payment.paid:${event.paymentId}`;
+    const previous = await client.set(key, `t${++tokens}`, 'PX', LEASE_MS, 'NX', 'GET');
+    if (previous !== null) return previous === 'done' ? 200 : 409;
     try {
       await onPaid(event.paymentId);
     } catch (error) {
@@ -175,15 +196,23 @@ function countCommands(client: Redis): () => number {
   return () => sent;
 }
 
-/** Delivers each of `deliveries` once, `inFlight` at a time; deliveries per second and round trips each. */
+interface Measured {
+  perSec: number;
+  roundTrips: number;
+  /** This process's CPU per delivery (us): steadier than deliveries/s on a shared machine; Redis's own not included. */
+  cpuMicros: number;
+}
+
+/** Delivers each of `deliveries` once, `inFlight` at a time; deliveries per second, round trips and CPU each. */
 async function drive(
   receive: Receiver,
   deliveries: SignedDelivery[],
   inFlight: number,
   commands: () => number,
-): Promise<{ perSec: number; roundTrips: number }> {
+): Promise<Measured> {
   const before = commands();
   let next = 0;
+  const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: inFlight }, async () => {
@@ -194,7 +223,12 @@ async function drive(
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { perSec: deliveries.length / seconds, roundTrips: (commands() - before) / deliveries.length };
+  const { user, system } = process.cpuUsage(cpu);
+  return {
+    perSec: deliveries.length / seconds,
+    roundTrips: (commands() - before) / deliveries.length,
+    cpuMicros: (user + system) / deliveries.length,
+  };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -255,9 +289,10 @@ export async function run(): Promise<RedisBenchCheck[]> {
   const receivers: Record<Contestant, Receiver> = {
     ours: ours(client, `${base}ours:`, countCredit),
     'hand-rolled': handRolled(client, `${base}hand:`, countCredit),
+    'hand-rolled, one trip': handRolledOneTrip(client, `${base}hand1:`, countCredit),
     Powertools: powertools(client, `${base}pt`, countCredit),
   };
-  const receive = (who: Contestant, d: SignedDelivery[], inFlight: number) =>
+  const receive = (who: Contestant, d: SignedDelivery[], inFlight: number): Promise<Measured> =>
     who === 'Powertools'
       ? quietly(() => drive(receivers[who], d, inFlight, commands))
       : drive(receivers[who], d, inFlight, commands);
@@ -266,39 +301,45 @@ export async function run(): Promise<RedisBenchCheck[]> {
     console.log(
       `\n## Redis ${version} on loopback: handler + RedisDedupeStore vs hand-rolled ioredis vs Powertools idempotency (Redis layer), ${ROUNDS} interleaved rounds`,
     );
-    console.log(
-      `  ${'deliveries'.padEnd(24)}${'ours/s'.padStart(8)}${'hand/s'.padStart(8)}${'PT/s'.padStart(8)}   ours/hand (range)    ours/PT (range)      round trips ours/hand/PT`,
-    );
+    console.log('  per round: ratio of deliveries/s; median (range over rounds). CPU: this process, us per delivery.');
     for (const row of ROWS) {
       // Duplicates: payments each contestant credited before the clock starts (each has its own prefix).
       const seen = row.kind === 'duplicate' ? signedDeliveries(Math.min(row.perRound, 1_000)) : [];
       for (const who of CONTESTANTS) await receive(who, seen, 8);
       const replay = () => Array.from({ length: row.perRound }, (_, i) => seen[i % seen.length] as SignedDelivery);
-      const samples = Object.fromEntries(CONTESTANTS.map((c) => [c, [] as number[]])) as Record<Contestant, number[]>;
-      const trips = {} as Record<Contestant, number>;
+      const samples = Object.fromEntries(CONTESTANTS.map((c) => [c, [] as Measured[]])) as Record<
+        Contestant,
+        Measured[]
+      >;
       // Round 0 warms up (JIT, scripts loaded on the connection) and is not counted.
       for (let round = 0; round <= ROUNDS; round++) {
-        // Fresh: one new batch per round, the same bytes for all three (each has its own key prefix).
+        // Fresh: one new batch per round, the same bytes for all (each contestant has its own key prefix).
         const batch = row.kind === 'fresh' ? signedDeliveries(row.perRound) : replay();
         const order = round % 2 === 0 ? [...CONTESTANTS] : [...CONTESTANTS].reverse();
         const creditedBefore = credited;
         for (const who of order) {
-          const { perSec, roundTrips } = await receive(who, batch, row.inFlight);
-          if (round > 0) samples[who].push(perSec);
-          trips[who] = roundTrips;
+          const measured = await receive(who, batch, row.inFlight);
+          if (round > 0) samples[who].push(measured);
         }
         const expected = row.kind === 'fresh' ? row.perRound * CONTESTANTS.length : 0;
         if (credited - creditedBefore !== expected) {
           throw new Error(`bench: ${credited - creditedBefore} credits in a round, expected ${expected}`);
         }
       }
-      const perRound = (a: Contestant, b: Contestant) => samples[a].map((s, i) => s / (samples[b][i] as number));
+      const perRound = (a: Contestant, b: Contestant) =>
+        samples[a].map((s, i) => s.perSec / (samples[b][i] as Measured).perSec);
       const hand = perRound('ours', 'hand-rolled');
+      const oneTrip = perRound('ours', 'hand-rolled, one trip');
       const pt = perRound('ours', 'Powertools');
-      const cell = (xs: number[]) => `${median(xs).toFixed(2)}x (${range(xs)})`.padEnd(21);
+      const ratio = (xs: number[]) => `${median(xs).toFixed(2)}x (${range(xs)})`;
+      const each = (f: (m: Measured[]) => string) => CONTESTANTS.map((c) => `${c} ${f(samples[c])}`).join(', ');
+      console.log(`  ${rowName(row)}`);
+      console.log(`    deliveries/s: ${each((m) => String(Math.round(median(m.map((x) => x.perSec)))))}`);
       console.log(
-        `  ${rowName(row).padEnd(24)}${Math.round(median(samples.ours)).toString().padStart(8)}${Math.round(median(samples['hand-rolled'])).toString().padStart(8)}${Math.round(median(samples.Powertools)).toString().padStart(8)}   ${cell(hand)}${cell(pt)}${CONTESTANTS.map((c) => trips[c].toFixed(2)).join(' / ')}`,
+        `    ours / hand-rolled ${ratio(hand)}; ours / Powertools ${ratio(pt)}; ours / hand-rolled, one trip ${ratio(oneTrip)}`,
       );
+      console.log(`    round trips per delivery: ${each((m) => (m.at(-1) as Measured).roundTrips.toFixed(2))}`);
+      console.log(`    CPU: ${each((m) => median(m.map((x) => x.cpuMicros)).toFixed(0))}`);
       checks.push(
         {
           of: `Redis, ${rowName(row)}: handler + RedisDedupeStore`,
@@ -323,6 +364,7 @@ export async function run(): Promise<RedisBenchCheck[]> {
     const cases: Array<[string, (onPaid: OnPaid) => Receiver]> = [
       ['ours', (onPaid) => ours(client, `${base}overlap:ours:`, onPaid)],
       ['hand-rolled', (onPaid) => handRolled(client, `${base}overlap:hand:`, onPaid)],
+      ['hand-rolled, one trip', (onPaid) => handRolledOneTrip(client, `${base}overlap:hand1:`, onPaid)],
       ['Powertools, outside Lambda', (onPaid) => powertools(client, `${base}overlap:pt`, onPaid)],
       [
         'Powertools, a Lambda context registered',
