@@ -201,6 +201,15 @@ interface Measured {
   roundTrips: number;
   /** This process's CPU per delivery (us): steadier than deliveries/s on a shared machine; Redis's own not included. */
   cpuMicros: number;
+  /** The Redis server's CPU per delivery (us), from INFO cpu: shared with whatever else uses that Redis. */
+  redisCpuMicros: number;
+}
+
+/** The Redis server's CPU time so far (us), read on a connection of its own (not counted as a round trip). */
+async function redisCpu(stats: Redis): Promise<number> {
+  const info = await stats.info('cpu');
+  const seconds = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+  return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
 }
 
 /** Delivers each of `deliveries` once, `inFlight` at a time; deliveries per second, round trips and CPU each. */
@@ -209,7 +218,9 @@ async function drive(
   deliveries: SignedDelivery[],
   inFlight: number,
   commands: () => number,
+  stats: Redis,
 ): Promise<Measured> {
+  const redisBefore = await redisCpu(stats);
   const before = commands();
   let next = 0;
   const cpu = process.cpuUsage();
@@ -228,6 +239,7 @@ async function drive(
     perSec: deliveries.length / seconds,
     roundTrips: (commands() - before) / deliveries.length,
     cpuMicros: (user + system) / deliveries.length,
+    redisCpuMicros: ((await redisCpu(stats)) - redisBefore) / deliveries.length,
   };
 }
 
@@ -280,6 +292,9 @@ export async function run(): Promise<RedisBenchCheck[]> {
   client.on('error', () => {});
   await new Promise((resolve) => client.once('ready', resolve));
   const commands = countCommands(client);
+  const stats = new Redis(url, failFastRedisOptions());
+  stats.on('error', () => {});
+  await new Promise((resolve) => stats.once('ready', resolve));
   const version = /redis_version:(\S+)/.exec(await client.info('server'))?.[1] ?? 'unknown';
   const base = `bench:service-pay:${Date.now().toString(36)}:`;
   let credited = 0;
@@ -294,14 +309,16 @@ export async function run(): Promise<RedisBenchCheck[]> {
   };
   const receive = (who: Contestant, d: SignedDelivery[], inFlight: number): Promise<Measured> =>
     who === 'Powertools'
-      ? quietly(() => drive(receivers[who], d, inFlight, commands))
-      : drive(receivers[who], d, inFlight, commands);
+      ? quietly(() => drive(receivers[who], d, inFlight, commands, stats))
+      : drive(receivers[who], d, inFlight, commands, stats);
   const checks: RedisBenchCheck[] = [];
   try {
     console.log(
       `\n## Redis ${version} on loopback: handler + RedisDedupeStore vs hand-rolled ioredis vs Powertools idempotency (Redis layer), ${ROUNDS} interleaved rounds`,
     );
-    console.log('  per round: ratio of deliveries/s; median (range over rounds). CPU: this process, us per delivery.');
+    console.log(
+      '  per round: ratio of deliveries/s; median (range over rounds). CPU: us per delivery, median over rounds.',
+    );
     for (const row of ROWS) {
       // Duplicates: payments each contestant credited before the clock starts (each has its own prefix).
       const seen = row.kind === 'duplicate' ? signedDeliveries(Math.min(row.perRound, 1_000)) : [];
@@ -339,7 +356,8 @@ export async function run(): Promise<RedisBenchCheck[]> {
         `    ours / hand-rolled ${ratio(hand)}; ours / Powertools ${ratio(pt)}; ours / hand-rolled, one trip ${ratio(oneTrip)}`,
       );
       console.log(`    round trips per delivery: ${each((m) => (m.at(-1) as Measured).roundTrips.toFixed(2))}`);
-      console.log(`    CPU: ${each((m) => median(m.map((x) => x.cpuMicros)).toFixed(0))}`);
+      console.log(`    CPU, this process: ${each((m) => median(m.map((x) => x.cpuMicros)).toFixed(0))}`);
+      console.log(`    CPU, Redis server: ${each((m) => median(m.map((x) => x.redisCpuMicros)).toFixed(1))}`);
       checks.push(
         {
           of: `Redis, ${rowName(row)}: handler + RedisDedupeStore`,
@@ -379,6 +397,7 @@ export async function run(): Promise<RedisBenchCheck[]> {
   } finally {
     await removeKeys(client, base);
     client.disconnect();
+    stats.disconnect();
   }
 }
 
