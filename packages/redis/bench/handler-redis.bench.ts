@@ -11,7 +11,9 @@
  *               interface (get, set with EX/NX, del).
  * Four rows: fresh and duplicate deliveries, one at a time and 32 in flight. Rounds run interleaved (the
  * order flips every round); each ratio is the median of the per-round ratios, with its range. Round trips
- * are counted on the client's socket (every command ioredis writes is one request and one reply).
+ * are counted on the client's socket (every command ioredis writes is one request and one reply); CPU per
+ * delivery is printed for this process and for the Redis server (INFO cpu), the steadier figures on a shared
+ * machine, and what the floor in bench/README.md is worked out from.
  * It also runs two overlapping deliveries of one payment through each, and prints how often the handler ran.
  *
  *   node --import tsx bench/handler-redis.bench.ts        (REDIS_URL to use another Redis)
