@@ -1,8 +1,8 @@
 import { createWebhookHandler, MemoryDedupeStore, verifyWebhook } from '@service-pay/core';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
-import { handRolledVerify as handRolledVerifyWith } from '../../packages/express/bench/load.js';
 import { SECRET, signedDeliveries } from './fixtures.js';
+import { handRolledVerify as handRolledVerifyWith } from './hand-rolled-verify.js';
 import { compare, report, type TargetCheck } from './harness.js';
 
 /** The baseline: the least a correct receiver must do, written by hand (shared with the adapter benchmarks). */

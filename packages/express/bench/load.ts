@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { handRolledVerify as sharedHandRolledVerify } from '../../../bench/src/hand-rolled-verify.js';
 
 /**
  * Loopback load for the adapter benchmarks: autocannon in a process of its own (so the server under test keeps
@@ -146,7 +146,8 @@ export async function compareRoutes(
 }
 
 /**
- * The baseline's work: what a careful hand-written route does with the raw bytes. Throws on a bad delivery.
+ * The baseline's work (bench/src/hand-rolled-verify.ts, the one copy), with the secret
+ * `signed-request.cjs` signs with. Throws on a bad delivery.
  *
  * @example
  * ```ts
@@ -158,14 +159,7 @@ export function handRolledVerify(
   header: string | string[] | undefined,
   secret: string = BENCH_SECRET,
 ): unknown {
-  if (typeof header !== 'string') throw new Error('missing signature');
-  const comma = header.indexOf(',');
-  const t = header.slice(2, comma);
-  const received = Buffer.from(header.slice(comma + 4), 'hex');
-  const expected = createHmac('sha256', secret).update(`${t}.`).update(body).digest();
-  if (received.length !== expected.length || !timingSafeEqual(received, expected)) throw new Error('bad signature');
-  if (Math.abs(Date.now() / 1000 - Number(t)) > 300) throw new Error('stale');
-  return JSON.parse(body.toString('utf8'));
+  return sharedHandRolledVerify(body, header, secret);
 }
 
 function median(values: number[]): number {

@@ -1,5 +1,5 @@
 import { dedupeStoreConformance } from '@service-pay/core/testing';
-import type { Redis } from 'ioredis';
+import { type Redis, ReplyError } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
 import { connected, redis5On, redisOn, uniquePrefix } from './support/deliveries.js';
@@ -9,16 +9,32 @@ const PORT = 6379;
 let client: Redis;
 let plain: Redis;
 let v5: Redis;
+/** A stand-in for Redis before 7.0, which refuses `SET ... NX ... GET` with a syntax error; counts those. */
+let before7: Redis;
+let refusedSetNxGet = 0;
 
 beforeAll(async () => {
   client = await connected(redisOn(PORT, failFastRedisOptions()));
   // Default ioredis options: the store must hold the same contract on a client nobody tuned.
   plain = await connected(redisOn(PORT));
   v5 = await connected(redis5On(PORT, failFastRedisOptions()));
+  // Only Redis 7 is installed here: this client answers NX together with GET the way Redis 6.2 does
+  // ("ERR syntax error", nothing run) and passes everything else to the real server.
+  before7 = await connected(redisOn(PORT, failFastRedisOptions()));
+  const send = before7.sendCommand.bind(before7);
+  before7.sendCommand = ((command: { name: string; args: unknown[]; reject: (e: Error) => void; promise: unknown }) => {
+    const args = command.args.map((a) => String(a).toUpperCase());
+    if (command.name === 'set' && args.includes('NX') && args.includes('GET')) {
+      refusedSetNxGet++;
+      command.reject(new ReplyError('ERR syntax error'));
+      return command.promise;
+    }
+    return (send as (c: unknown) => unknown)(command);
+  }) as Redis['sendCommand'];
 });
 
 afterAll(async () => {
-  await Promise.all([client?.quit(), plain?.quit(), v5?.quit()]);
+  await Promise.all([client?.quit(), plain?.quit(), v5?.quit(), before7?.quit()]);
 });
 
 describe('RedisDedupeStore conformance on one Redis (fail-fast client)', () => {
@@ -38,6 +54,14 @@ describe('RedisDedupeStore conformance on one Redis (default ioredis options)', 
 describe('RedisDedupeStore conformance on one Redis (ioredis 5, fail-fast client)', () => {
   for (const c of dedupeStoreConformance(
     () => new RedisDedupeStore({ client: v5, keyPrefix: uniquePrefix('conf-v5') }),
+  )) {
+    it(c.name, c.run);
+  }
+});
+
+describe('RedisDedupeStore conformance on a server before Redis 7 (the Lua claim)', () => {
+  for (const c of dedupeStoreConformance(
+    () => new RedisDedupeStore({ client: before7, keyPrefix: uniquePrefix('conf-before7') }),
   )) {
     it(c.name, c.run);
   }
@@ -129,6 +153,22 @@ describe('RedisDedupeStore on one Redis', () => {
     } finally {
       await shared.quit();
     }
+  });
+
+  it('falls back to the Lua claim once when the server refuses SET NX GET (Redis < 7), and stays on it', async () => {
+    const keyPrefix = uniquePrefix('before7');
+    const store = new RedisDedupeStore({ client: before7, keyPrefix });
+    const refusedBefore = refusedSetNxGet;
+    expect(await store.claim('k', 't1', 'fp', 10_000)).toEqual({ state: 'claimed' });
+    expect(await store.claim('k', 't2', 'fp', 10_000)).toMatchObject({ state: 'in-progress', fingerprint: 'fp' });
+    expect(await store.complete('k', 't1', 10_000, 'fp')).toBe(true);
+    expect(await store.claim('k', 't3', 'fp', 10_000)).toEqual({ state: 'completed', fingerprint: 'fp' });
+    expect(refusedSetNxGet - refusedBefore).toBe(1);
+    // Both claims write the same value: complete, release and extend cannot tell which one wrote it.
+    await store.claim('k2', 'tøk', 'fp-é', 10_000);
+    const viaScript = await client.get(`${keyPrefix}k2`);
+    await new RedisDedupeStore({ client, keyPrefix }).claim('k3', 'tøk', 'fp-é', 10_000);
+    expect(await client.get(`${keyPrefix}k3`)).toBe(viaScript);
   });
 
   it('checks its options when constructed', () => {
