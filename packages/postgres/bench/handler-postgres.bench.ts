@@ -69,6 +69,24 @@ async function handRolledDelivery(db: Database, request: Delivery): Promise<void
   await db.hand(event, `payment.paid:${event.paymentId}`, deliveryId);
 }
 
+/**
+ * The contestant: the handler on `store`, crediting the same order row the hand-rolled transaction updates,
+ * through the store's transaction (`ctx.tx`). Its inbox table is created first.
+ */
+async function storeHandler(
+  store: PostgresStore<{ query(sql: string, params: unknown[]): Promise<unknown> }>,
+  tag: string,
+) {
+  await store.migrate();
+  return createWebhookHandler({
+    secret: SECRET,
+    store,
+    onPaymentPaid: async (event, ctx) => {
+      await ctx.tx.query(`UPDATE bench_orders_${tag} SET paid = true WHERE order_no = $1`, [event.orderNo]);
+    },
+  });
+}
+
 async function postgres(tag: string): Promise<Database> {
   let queries = 0;
   const pool = new pg.Pool({
@@ -85,15 +103,7 @@ async function postgres(tag: string): Promise<Database> {
       return (query as (...a: unknown[]) => unknown).apply(this, args);
     } as typeof client.query;
   });
-  const store = new PostgresStore({ pool, tableName: `bench_inbox_${tag}` });
-  await store.migrate();
-  const handler = createWebhookHandler({
-    secret: SECRET,
-    store,
-    onPaymentPaid: async (event, ctx) => {
-      await ctx.tx.query(`UPDATE bench_orders_${tag} SET paid = true WHERE order_no = $1`, [event.orderNo]);
-    },
-  });
+  const handler = await storeHandler(new PostgresStore({ pool, tableName: `bench_inbox_${tag}` }), tag);
   return {
     name: 'PostgreSQL (loopback)',
     perRound: 400,
@@ -169,15 +179,7 @@ async function pglite(tag: string): Promise<Database> {
   let queries = 0;
   const raw = await PGlite.create();
   const db = countingPGlite(raw, () => queries++);
-  const store = new PostgresStore({ pglite: db, tableName: `bench_inbox_${tag}` });
-  await store.migrate();
-  const handler = createWebhookHandler({
-    secret: SECRET,
-    store,
-    onPaymentPaid: async (event, ctx) => {
-      await ctx.tx.query(`UPDATE bench_orders_${tag} SET paid = true WHERE order_no = $1`, [event.orderNo]);
-    },
-  });
+  const handler = await storeHandler(new PostgresStore({ pglite: db, tableName: `bench_inbox_${tag}` }), tag);
   return {
     name: 'PGlite (in process)',
     perRound: 400,
