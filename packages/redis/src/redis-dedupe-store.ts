@@ -38,9 +38,11 @@ export interface RedisDedupeStoreOptions {
  * Every script touches exactly the one key it is given in KEYS, so Redis Cluster routes it to the slot's
  * master; the lease is a server-side TTL, so no app clock is ever compared with another.
  */
-const TOKEN_PREFIXES = `local held = 'L' .. string.len(ARGV[1]) .. ':' .. ARGV[1]
+/** The lease and completed prefixes of the token in ARGV[1] (the shapes above, without the fingerprint). */
+const TOKEN_VALUES = `local held = 'L' .. string.len(ARGV[1]) .. ':' .. ARGV[1]
 local done = 'C' .. string.len(ARGV[1]) .. ':' .. ARGV[1]
-local v = redis.call('GET', KEYS[1])
+`;
+const TOKEN_PREFIXES = `${TOKEN_VALUES}local v = redis.call('GET', KEYS[1])
 `;
 const HOLDS = `v and string.sub(v, 1, string.len(held)) == held`;
 
@@ -78,9 +80,7 @@ if v == ARGV[4] or not v then
   redis.call('SET', KEYS[1], ARGV[5], 'PX', ARGV[2])
   return 1
 end
-local held = 'L' .. string.len(ARGV[1]) .. ':' .. ARGV[1]
-local done = 'C' .. string.len(ARGV[1]) .. ':' .. ARGV[1]
-if string.sub(v, 1, string.len(held)) == held then
+${TOKEN_VALUES}if string.sub(v, 1, string.len(held)) == held then
   redis.call('SET', KEYS[1], done .. string.sub(v, string.len(held) + 1), 'PX', ARGV[2])
   return 1
 end
@@ -134,6 +134,10 @@ function defineScripts(client: Redis | Cluster): ScriptedClient {
 
 /** Redis wants whole milliseconds above zero for PX and PEXPIRE. */
 const wholeMs = (ms: number): number => Math.max(1, Math.ceil(ms));
+
+/** A stored value after its `L` or `C`: the token's byte length, `:`, the token, the fingerprint. */
+const tokenAndFingerprint = (token: string, fingerprint: string): string =>
+  `${Buffer.byteLength(token)}:${token}${fingerprint}`;
 
 /** One object for every successful claim: the answer carries nothing of its own. */
 const CLAIMED: ClaimOutcome = Object.freeze({ state: 'claimed' });
@@ -228,7 +232,7 @@ export class RedisDedupeStore implements DedupeStore {
     try {
       previous = await this.#redis.set(
         redisKey,
-        `L${Buffer.byteLength(token)}:${token}${fingerprint}`, // the lease, as the Lua claim writes it
+        `L${tokenAndFingerprint(token, fingerprint)}`, // the lease, as the Lua claim writes it
         'PX',
         wholeMs(leaseMs),
         'NX',
@@ -267,7 +271,7 @@ export class RedisDedupeStore implements DedupeStore {
    * ```
    */
   async complete(key: string, token: string, retainMs: number, fingerprint: string): Promise<boolean> {
-    const held = `${Buffer.byteLength(token)}:${token}${fingerprint}`;
+    const held = tokenAndFingerprint(token, fingerprint);
     const reply = await this.#client.servicePayDedupeComplete(
       this.#prefix + key,
       token,
