@@ -6,15 +6,20 @@ import { isDigits, isHex } from '../util/ascii.js';
  *
  * @example
  * ```ts
- * const header: SignatureHeader = { timestampText: '1763719200', timestamp: 1763719200, signatures: ['9f...'] };
+ * const header: SignatureHeader = { timestampText: '1763719200', timestamp: 1763719200, text: 't=1763719200,v1=9f...', v1At: [16] };
  * ```
  */
 export interface SignatureHeader {
   /** The `t` value exactly as sent; it is part of the signed text. */
   timestampText: string;
   timestamp: number;
-  /** Every `v1` value, each 64 hex digits (but see `hexUnchecked`). */
-  signatures: string[];
+  /** The header as received. */
+  text: string;
+  /**
+   * Where each `v1` value starts in `text`; each is 64 hex digits (but see `hexUnchecked`). Offsets, not
+   * slices: the signature is compared in place (see timingSafeEqualHex).
+   */
+  v1At: number[];
   /**
    * Set on the fast path, where the one `v1` was not yet checked to be hex: a constant-time match with a
    * computed digest proves it is (see timingSafeEqualHex), so the check is left to the rare case where
@@ -57,13 +62,12 @@ export function parseSignatureHeader(header: string | undefined): SignatureHeade
     header.startsWith('v1=', comma + 1)
   ) {
     const t = header.slice(2, comma);
-    const v1 = header.slice(comma + 4);
-    if (isDigits(t, MAX_TIMESTAMP_DIGITS) && v1.indexOf(',') === -1) {
-      return { timestampText: t, timestamp: Number(t), signatures: [v1], hexUnchecked: true };
+    if (isDigits(t, MAX_TIMESTAMP_DIGITS) && header.indexOf(',', comma + 4) === -1) {
+      return { timestampText: t, timestamp: Number(t), text: header, v1At: [comma + 4], hexUnchecked: true };
     }
   }
   let timestampText: string | undefined;
-  const signatures: string[] = [];
+  const v1At: number[] = [];
   const otherSchemes: string[] = [];
   // A hand-written scan rather than split: this runs on every request, before anything else.
   for (let start = 0; start <= header.length; ) {
@@ -82,25 +86,26 @@ export function parseSignatureHeader(header: string | undefined): SignatureHeade
       timestampText = value;
     } else if (key === 'v1') {
       if (!isHex(value, V1_LENGTH)) throw malformed(`every v1= must be 64 hex digits, got ${value.length} characters`);
-      if (signatures.length === MAX_V1) throw malformed(`it has more than ${MAX_V1} v1= items`);
-      signatures.push(value);
+      if (v1At.length === MAX_V1) throw malformed(`it has more than ${MAX_V1} v1= items`);
+      v1At.push(eq + 1);
     } else if (otherSchemes.length < 8) {
       otherSchemes.push(describe(key));
     }
     start = end + 1;
   }
   if (timestampText === undefined) throw malformed('it has no t= item');
-  if (signatures.length === 0) {
+  if (v1At.length === 0) {
     const seen = otherSchemes.length > 0 ? ` (it has only: ${otherSchemes.join(', ')})` : '';
     throw malformed(`it has no v1= signature${seen}`);
   }
-  return { timestampText, timestamp: Number(timestampText), signatures };
+  return { timestampText, timestamp: Number(timestampText), text: header, v1At };
 }
 
 /** For a fast-path header whose signature matched nothing: is it malformed, rather than just wrong? */
 export function assertSignaturesAreHex(header: SignatureHeader): void {
   if (header.hexUnchecked !== true) return;
-  const v1 = header.signatures[0] as string;
+  const at = header.v1At[0] as number;
+  const v1 = header.text.slice(at);
   if (hasBlank(v1)) throw malformed('it contains whitespace, which the format does not allow');
   if (!isHex(v1, V1_LENGTH)) throw malformed(`every v1= must be 64 hex digits, got ${v1.length} characters`);
 }

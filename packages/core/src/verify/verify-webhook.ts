@@ -142,8 +142,8 @@ function afterSignature(
 /** Any received `v1` equal to the digest of any configured secret passes; each comparison is constant-time. */
 function checkSignature(digests: readonly string[], header: SignatureHeader, secrets: readonly string[]): void {
   for (const digest of digests) {
-    for (const candidate of header.signatures) {
-      if (timingSafeEqualHex(digest, candidate)) return;
+    for (const at of header.v1At) {
+      if (timingSafeEqualHex(digest, header.text, at)) return;
     }
   }
   assertSignaturesAreHex(header);
