@@ -36,6 +36,11 @@ function padsFor(secret: string): Pads {
 // (everything below is synchronous); bodies past the cap take the streaming createHmac path instead.
 const SCRATCH_CAP = 1024 * 1024;
 let scratch = Buffer.allocUnsafe(16 * 1024);
+/**
+ * Whose inner pad the scratch's first 64 bytes hold. With one secret (the usual case) it is copied once,
+ * not on every delivery (a native call each time; bench: 1-3% of a verification).
+ */
+let scratchPads: Pads | undefined;
 
 /**
  * HMAC-SHA256 as two one-shot SHA-256 calls (RFC 2104: H(K^opad || H(K^ipad || text))). About 1.6x the
@@ -49,9 +54,15 @@ function hmacHex(secret: string, timestamp: string, body: Uint8Array | string): 
     const h = createHmac('sha256', secret).update(`${timestamp}.`);
     return (typeof body === 'string' ? h.update(body, 'utf8') : h.update(body)).digest('hex');
   }
-  if (length > scratch.length) scratch = Buffer.allocUnsafe(Math.min(SCRATCH_CAP, 2 ** Math.ceil(Math.log2(length))));
+  if (length > scratch.length) {
+    scratch = Buffer.allocUnsafe(Math.min(SCRATCH_CAP, 2 ** Math.ceil(Math.log2(length))));
+    scratchPads = undefined;
+  }
   const pads = padsFor(secret);
-  pads.inner.copy(scratch, 0);
+  if (pads !== scratchPads) {
+    pads.inner.copy(scratch, 0);
+    scratchPads = pads;
+  }
   let offset = 64 + scratch.write(timestamp, 64, 'latin1');
   scratch[offset++] = 0x2e; // '.'
   if (typeof body === 'string') scratch.write(body, offset, 'utf8');
