@@ -12,16 +12,11 @@ import {
 } from '../src/index.js';
 import { timerSleep } from '../src/retry-policy.js';
 import { closedPort, readBody, startServer, type TestServer } from './support/http-server.js';
+import { orderInput } from './support/order-input.js';
 
 const apiKey = 'ak_retry';
 const apiSecret = 'sk_retry_secret';
-const input = {
-  orderNo: 'order-42',
-  tokenSymbol: 'USDT',
-  amount: '12.50',
-  expireSec: 900,
-  notifyUrl: 'https://shop.example/wh',
-};
+const input = orderInput;
 const paymentBody = JSON.stringify({ paymentId: 'p_1', status: 'PAID', ...input });
 const servers: TestServer[] = [];
 

@@ -8,16 +8,11 @@ import {
   verifyApiRequest,
 } from '../src/index.js';
 import { readBody, startServer, type TestServer } from './support/http-server.js';
+import { orderInput } from './support/order-input.js';
 
 const apiKey = 'ak_test_1';
 const apiSecret = 'sk_test_secret';
-const input = {
-  orderNo: 'order-42',
-  tokenSymbol: 'USDT',
-  amount: '12.50',
-  expireSec: 900,
-  notifyUrl: 'https://shop.example/wh',
-};
+const input = orderInput;
 const servers: TestServer[] = [];
 
 afterEach(async () => {
