@@ -1,4 +1,10 @@
-import { createWebhookHandler, type PaymentPaidEvent, signWebhook, type WebhookRequest } from '@service-pay/core';
+import {
+  createWebhookHandler,
+  type HandlerOptions,
+  type PaymentPaidEvent,
+  signWebhook,
+  type WebhookRequest,
+} from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
@@ -37,6 +43,14 @@ async function placeOrder(): Promise<PaymentPaidEvent> {
   return event;
 }
 
+/** The handler of every recipe here: this file's secret and store, and a quiet logger unless one is given. */
+function recipeHandler(
+  onPaymentPaid: HandlerOptions<PostgresStore>['onPaymentPaid'],
+  logger: HandlerOptions<PostgresStore>['logger'] = quiet,
+) {
+  return createWebhookHandler({ secret: SECRET, store, logger, onPaymentPaid });
+}
+
 const paidOrder = async (orderNo: string) =>
   (await pool.query(`select paid, payment_id from ${ordersTable} where order_no = $1`, [orderNo])).rows[0];
 
@@ -55,17 +69,9 @@ afterAll(async () => {
 
 describe('Drizzle ORM (node-postgres driver) on ctx.tx', () => {
   it('drizzle(ctx.tx) writes inside the delivery transaction: committed with the inbox row', async () => {
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: quiet,
-      onPaymentPaid: async (event, ctx) => {
-        const db = drizzle(ctx.tx);
-        await db
-          .update(orders)
-          .set({ paid: true, paymentId: event.paymentId })
-          .where(eq(orders.orderNo, event.orderNo));
-      },
+    const handle = recipeHandler(async (event, ctx) => {
+      const db = drizzle(ctx.tx);
+      await db.update(orders).set({ paid: true, paymentId: event.paymentId }).where(eq(orders.orderNo, event.orderNo));
     });
     const event = await placeOrder();
     expect((await handle(delivery(event))).status).toBe(200);
@@ -73,14 +79,9 @@ describe('Drizzle ORM (node-postgres driver) on ctx.tx', () => {
   });
 
   it('a throw after a drizzle write rolls it back', async () => {
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: quiet,
-      onPaymentPaid: async (event, ctx) => {
-        await drizzle(ctx.tx).update(orders).set({ paid: true }).where(eq(orders.orderNo, event.orderNo));
-        throw new Error('after the write');
-      },
+    const handle = recipeHandler(async (event, ctx) => {
+      await drizzle(ctx.tx).update(orders).set({ paid: true }).where(eq(orders.orderNo, event.orderNo));
+      throw new Error('after the write');
     });
     const event = await placeOrder();
     expect((await handle(delivery(event))).status).toBe(500);
@@ -89,20 +90,20 @@ describe('Drizzle ORM (node-postgres driver) on ctx.tx', () => {
 
   it('db.transaction() on drizzle(ctx.tx) is refused (its COMMIT would commit without the inbox row); nothing commits', async () => {
     const errors: string[] = [];
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: {
-        warn: () => {},
-        // Drizzle wraps the driver's error ("Failed query: begin"); ours is its cause.
-        error: (fields) => errors.push(String((fields as { err?: { cause?: Error } }).err?.cause?.message)),
-      },
-      onPaymentPaid: async (event, ctx) => {
+    const handle = recipeHandler(
+      async (event, ctx) => {
         await drizzle(ctx.tx).transaction(async (tx) => {
           await tx.update(orders).set({ paid: true }).where(eq(orders.orderNo, event.orderNo));
         });
       },
-    });
+      {
+        warn: () => {},
+        // Drizzle wraps the driver's error ("Failed query: begin"); ours is its cause.
+        error: (fields) => {
+          errors.push(String((fields as { err?: { cause?: Error } }).err?.cause?.message));
+        },
+      },
+    );
     const event = await placeOrder();
     expect((await handle(delivery(event))).status).toBe(500);
     expect(await paidOrder(event.orderNo)).toEqual({ paid: false, payment_id: null });
@@ -110,19 +111,11 @@ describe('Drizzle ORM (node-postgres driver) on ctx.tx', () => {
   });
 
   it('a savepoint through drizzle is fine (nested work inside the delivery)', async () => {
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: quiet,
-      onPaymentPaid: async (event, ctx) => {
-        const db = drizzle(ctx.tx);
-        await db.execute(sql`savepoint optional_step`);
-        await db.execute(sql`select 1 / 0`).catch(() => db.execute(sql`rollback to savepoint optional_step`));
-        await db
-          .update(orders)
-          .set({ paid: true, paymentId: event.paymentId })
-          .where(eq(orders.orderNo, event.orderNo));
-      },
+    const handle = recipeHandler(async (event, ctx) => {
+      const db = drizzle(ctx.tx);
+      await db.execute(sql`savepoint optional_step`);
+      await db.execute(sql`select 1 / 0`).catch(() => db.execute(sql`rollback to savepoint optional_step`));
+      await db.update(orders).set({ paid: true, paymentId: event.paymentId }).where(eq(orders.orderNo, event.orderNo));
     });
     const event = await placeOrder();
     expect((await handle(delivery(event))).status).toBe(200);
@@ -150,18 +143,13 @@ describe('Kysely on ctx.tx (PostgresDialect over the one delivery client)', () =
 
   it('writes inside the delivery transaction, and rolls back with it', async () => {
     let attempt = 0;
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: quiet,
-      onPaymentPaid: async (event, ctx) => {
-        await kyselyOn(ctx.tx)
-          .updateTable(ordersTable)
-          .set({ paid: true, payment_id: event.paymentId })
-          .where('order_no', '=', event.orderNo)
-          .execute();
-        if (++attempt === 1) throw new Error('first attempt fails after the write');
-      },
+    const handle = recipeHandler(async (event, ctx) => {
+      await kyselyOn(ctx.tx)
+        .updateTable(ordersTable)
+        .set({ paid: true, payment_id: event.paymentId })
+        .where('order_no', '=', event.orderNo)
+        .execute();
+      if (++attempt === 1) throw new Error('first attempt fails after the write');
     });
     const event = await placeOrder();
     expect((await handle(delivery(event))).status).toBe(500);
