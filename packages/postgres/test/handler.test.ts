@@ -6,6 +6,7 @@ import {
   signWebhook,
   type WebhookRequest,
   type WebhookRequestHandler,
+  type WebhookResponse,
 } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,6 +73,20 @@ for (const makeFlavour of [postgresFlavour, pgliteFlavour] as Array<() => Promis
       });
     }
     const crediting = () => handler({ onPaymentPaid: (event, tx) => f.credit(tx, event.paymentId) });
+
+    /** A first attempt answered 500 with `code`, and nothing of it committed: no credit, no inbox row. */
+    async function expectNothingCommitted(answer: WebhookResponse, code: string, paymentId: string) {
+      expect(answer.status).toBe(500);
+      expect(JSON.parse(answer.body).error).toBe(code);
+      expect(await credits(paymentId)).toBe(0);
+      expect(await inboxRow(paymentId)).toBeUndefined();
+    }
+
+    /** The sender's retry is answered 200 and leaves exactly one credit. */
+    async function expectRetryCreditsOnce(handle: WebhookRequestHandler, event: PaymentPaidEvent) {
+      expect((await handle(delivery(event))).status).toBe(200);
+      expect(await credits(event.paymentId)).toBe(1);
+    }
 
     it('a first delivery commits the credit and the inbox row together; a duplicate is answered 200 without running', async () => {
       const handle = crediting();
@@ -145,13 +160,8 @@ for (const makeFlavour of [postgresFlavour, pgliteFlavour] as Array<() => Promis
         },
       });
       const event = samplePaymentPaidEvent();
-      const failed = await handle(delivery(event));
-      expect(failed.status).toBe(500);
-      expect(JSON.parse(failed.body).error).toBe('HANDLER_FAILED');
-      expect(await credits(event.paymentId)).toBe(0);
-      expect(await inboxRow(event.paymentId)).toBeUndefined();
-      expect((await handle(delivery(event))).status).toBe(200);
-      expect(await credits(event.paymentId)).toBe(1);
+      await expectNothingCommitted(await handle(delivery(event)), 'HANDLER_FAILED', event.paymentId);
+      await expectRetryCreditsOnce(handle, event);
     });
 
     it('a handler past its deadline is rolled back at once; its late writes never commit; the retry credits once', async () => {
@@ -181,8 +191,7 @@ for (const makeFlavour of [postgresFlavour, pgliteFlavour] as Array<() => Promis
       await late.promise;
       expect(lateWrite).toMatch(/transaction has ended/);
       expect(await credits(event.paymentId)).toBe(0);
-      expect((await handle(delivery(event))).status).toBe(200);
-      expect(await credits(event.paymentId)).toBe(1);
+      await expectRetryCreditsOnce(handle, event);
     });
 
     it('a COMMIT that fails is answered 500 COMMIT_FAILED and credits nothing; the retry credits once', async () => {
@@ -201,13 +210,8 @@ for (const makeFlavour of [postgresFlavour, pgliteFlavour] as Array<() => Promis
         );
       };
       const event = samplePaymentPaidEvent();
-      const answer = await handle(delivery(event));
-      expect(answer.status).toBe(500);
-      expect(JSON.parse(answer.body).error).toBe('COMMIT_FAILED');
-      expect(await credits(event.paymentId)).toBe(0);
-      expect(await inboxRow(event.paymentId)).toBeUndefined();
-      expect((await handle(delivery(event))).status).toBe(200);
-      expect(await credits(event.paymentId)).toBe(1);
+      await expectNothingCommitted(await handle(delivery(event)), 'COMMIT_FAILED', event.paymentId);
+      await expectRetryCreditsOnce(handle, event);
     });
 
     it('a statement of the handler that swallowed its error cannot commit: 500, nothing credited', async () => {
@@ -219,11 +223,7 @@ for (const makeFlavour of [postgresFlavour, pgliteFlavour] as Array<() => Promis
         },
       });
       const event = samplePaymentPaidEvent();
-      const answer = await handle(delivery(event));
-      expect(answer.status).toBe(500);
-      expect(JSON.parse(answer.body).error).toBe('COMMIT_FAILED');
-      expect(await credits(event.paymentId)).toBe(0);
-      expect(await inboxRow(event.paymentId)).toBeUndefined();
+      await expectNothingCommitted(await handle(delivery(event)), 'COMMIT_FAILED', event.paymentId);
     });
 
     it('the same payment id with a different amount after it was recorded is answered 422 PAYLOAD_CONFLICT', async () => {
