@@ -8,7 +8,7 @@
  * become a-f) and leaves everything below 0x40 alone (digits stay digits, and no control character can
  * fold into one). No branch depends on the data.
  */
-export function timingSafeEqualHex(expectedLowercase: string, source: string, offset = 0): boolean {
+export function timingSafeEqualHex(expectedLowercase: string, source: string, offset: number): boolean {
   const length = expectedLowercase.length;
   if (source.length - offset < length) return false;
   let diff = 0;
