@@ -688,13 +688,15 @@ describe('logging and onOutcome (design.md section 8)', () => {
     const d = delivery();
     for (let i = 0; i < 3; i++) await handle({ ...d, rawBody: { parsed: true } as never });
     for (let i = 0; i < 3; i++) await handle(d);
-    const hints = logger.at('error').filter((e) => e.fields.hint === true);
+    const hints = logger.at('warn').filter((e) => e.fields.hint === true);
     expect(hints.map((h) => h.fields.code)).toEqual(['RAW_BODY_UNAVAILABLE', 'SIGNATURE_MISMATCH']);
     expect(hints[1]?.message).toMatch(/looks like an API secret/);
+    expect(logger.at('error').filter((e) => e.fields.hint === true)).toHaveLength(0); // warn: nothing to page for
     const skewed = setup({ now: () => Date.now() + 3_600_000 });
     for (let i = 0; i < 3; i++) await skewed.handle(delivery());
-    expect(skewed.logger.at('error').filter((e) => e.fields.hint === true)).toHaveLength(1);
-    expect(skewed.logger.at('error')[0]?.message).toMatch(/clock/);
+    const clock = skewed.logger.at('warn').filter((e) => e.fields.hint === true);
+    expect(clock).toHaveLength(1);
+    expect(clock[0]?.message).toMatch(/clock/);
   });
 
   it('onOutcome is called once per request with the fields of section 8', async () => {
@@ -788,16 +790,40 @@ describe('options and keys', () => {
     }
   });
 
-  it('turns an unexpected internal failure into a 500, never a rejection', async () => {
-    const { handle, logger } = setup({
+  it('a failing dedupeKey option is INVALID_OPTIONS (500), never HANDLER_FAILED: the handler never ran', async () => {
+    let ran = 0;
+    const { handle, logger, outcomes } = setup({
       dedupeKey: () => {
         throw new TypeError('bug in a custom dedupeKey');
       },
+      onPaymentPaid: () => {
+        ran++;
+      },
     });
-    expectError(await handle(delivery()), 500, 'HANDLER_FAILED');
+    expectError(await handle(delivery()), 500, 'INVALID_OPTIONS');
     const { handle: noKey } = setup({ dedupeKey: () => '' });
-    expectError(await noKey(delivery()), 500, 'HANDLER_FAILED');
-    expect(logger.at('error').some((e) => /Unexpected error/.test(e.message))).toBe(true);
+    expectError(await noKey(delivery()), 500, 'INVALID_OPTIONS');
+    expect(ran).toBe(0);
+    expect(outcomes[0]).toMatchObject({ outcome: 'failed', status: 500, code: 'INVALID_OPTIONS' });
+    expect(logger.at('error').some((e) => /options\.dedupeKey threw: bug in a custom dedupeKey/.test(e.message))).toBe(
+      true,
+    );
+  });
+
+  it('a failure of the library itself is INTERNAL_ERROR (500), never blamed on the handler', async () => {
+    const { handle, logger, outcomes } = setup();
+    const d = delivery();
+    const answer = await handle({
+      ...d,
+      rawBody: () => {
+        throw new TypeError('an adapter bug');
+      },
+    });
+    expectError(answer, 500, 'INTERNAL_ERROR');
+    expect(outcomes[0]).toMatchObject({ outcome: 'failed', code: 'INTERNAL_ERROR' });
+    expect(
+      logger.at('error').some((e) => e.fields.code === 'INTERNAL_ERROR' && /not in onPaymentPaid/.test(e.message)),
+    ).toBe(true);
   });
 
   it('uses a fresh MemoryDedupeStore per handler by default', async () => {

@@ -9,6 +9,8 @@
  * - `CLIENT_DISCONNECTED` is 499 (the status nginx logs for a client that closed its request): it is never
  *   sent, since nobody is left to read it, but outcome hooks and logs get a number.
  * - `PAYMENT_READ_FAILED` (reconciliation only) is 502: the payment service's API did not answer usefully.
+ * - `INTERNAL_ERROR` is 500 for a failure of the library itself, outside `onPaymentPaid` (a bug): kept apart
+ *   from `HANDLER_FAILED` so metrics never blame the merchant's handler for it.
  *
  * @example
  * ```ts
@@ -39,6 +41,7 @@ export const STATUS_BY_CODE = Object.freeze({
   STORE_UNAVAILABLE: 503,
   PAYMENT_READ_FAILED: 502,
   INVALID_OPTIONS: 500,
+  INTERNAL_ERROR: 500,
 } as const);
 
 /**

@@ -24,11 +24,17 @@ export class WebhookError extends Error {
   readonly code: WebhookErrorCode;
   /** HTTP status that answers this error, from the one code-to-status table. */
   readonly status: number;
+  /**
+   * The likely fix, for the merchant's logs (also at the end of `message`), e.g. why a well-formed signature
+   * did not match. Never sent to the caller: the handler answers a fixed message per code.
+   */
+  readonly hint: string | undefined;
 
-  constructor(code: WebhookErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: WebhookErrorCode, message: string, options?: { cause?: unknown; hint?: string }) {
+    super(options?.hint === undefined ? message : `${message} ${options.hint}`, options);
     this.code = code;
     this.status = STATUS_BY_CODE[code];
+    this.hint = options?.hint;
   }
 }
 

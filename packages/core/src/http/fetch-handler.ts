@@ -47,14 +47,26 @@ export function createFetchHandler<S extends WebhookStore = DedupeStore>(
  * body someone already read is RAW_BODY_UNAVAILABLE, not an empty body that would fail as a bad signature.
  */
 export async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
-  if (request.bodyUsed) {
+  let reader: ReadableStreamDefaultReader<Uint8Array>;
+  try {
+    if (request.bodyUsed) {
+      throw new WebhookError(
+        'RAW_BODY_UNAVAILABLE',
+        'The request body was already read before the webhook handler got it. Hand the request over untouched: no request.json(), request.text() or request.formData() first.',
+      );
+    }
+    if (request.body === null) return new Uint8Array(0);
+    reader = request.body.getReader();
+  } catch (error) {
+    if (error instanceof WebhookError) throw error;
+    // A locked or disturbed stream (something holds a reader on it, or a framework's body getter threw): the
+    // bytes are not ours to read, and the fix is the same as for a body read before.
     throw new WebhookError(
       'RAW_BODY_UNAVAILABLE',
-      'The request body was already read before the webhook handler got it. Hand the request over untouched: no request.json(), request.text() or request.formData() first.',
+      `The request body cannot be read (${(error as Error)?.message ?? String(error)}): something else is reading or has locked it. Hand the request over untouched, and do not let the framework parse the body of this route (in Elysia, take only { request }, not { body }).`,
+      { cause: error },
     );
   }
-  if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {

@@ -47,7 +47,7 @@ const MESSAGES: Record<AttemptResult['outcome'], string> = {
  * `onOutcome`. Refusals at warn (401s rate-limited per code: the first, then a count every 10 s, so a
  * scanner cannot flood the log); credits at info; duplicates and busy answers at debug; conflicts,
  * rejections, timeouts and failures at error. A few refusals mean the merchant's setup is wrong rather than
- * the request: for those a hint with the fix is logged once, at error.
+ * the request: for those a hint with the fix is logged once (per hint), at warn.
  */
 export class Reporter {
   readonly #unauthorized: RateLimiter;
@@ -57,8 +57,6 @@ export class Reporter {
     private readonly logger: WebhookLogger,
     private readonly onOutcome: ((outcome: Outcome) => void | Promise<void>) | undefined,
     private readonly now: () => number,
-    /** Said once when signatures do not match although they are well-formed (a setup mistake, likely). */
-    private readonly mismatchHint: string | undefined,
   ) {
     this.#unauthorized = new RateLimiter(UNAUTHORIZED_LOG_PERIOD_MS, (code, suppressed) =>
       safeLog(
@@ -150,29 +148,36 @@ export class Reporter {
     }
   }
 
-  /** Something nobody expected broke; the answer is a 500 and the sender retries. */
+  /**
+   * Something nobody expected broke outside `onPaymentPaid` (a bug of the library's); the answer is a 500
+   * and the sender retries. Its own code, `INTERNAL_ERROR`, so metrics do not blame the merchant's handler.
+   */
   unexpected(error: unknown, subject: ReportSubject): void {
     safeLog(
       this.logger,
       'error',
-      { ...subject.logFields, code: 'HANDLER_FAILED', status: 500, err: error },
-      'Unexpected error in the webhook pipeline; answered 500 so the sender retries.',
+      { ...subject.logFields, code: 'INTERNAL_ERROR', status: 500, err: error },
+      'Unexpected error in the webhook pipeline (not in onPaymentPaid); answered 500 so the sender retries.',
     );
-    this.#emit('failed', subject, 'HANDLER_FAILED');
+    this.#emit('failed', subject, 'INTERNAL_ERROR');
   }
 
-  /** Logs a refusal's fix once per handler, where the refusal means the setup (not the request) is wrong. */
+  /**
+   * Logs a refusal's fix once per handler and hint, where the refusal means the setup (not the request) is
+   * wrong. At warn: the delivery is retried, and a scanner's bad signatures must not page anyone.
+   */
   #hintOnce(error: WebhookError): void {
     let hint: string | undefined;
     if (error.code === 'RAW_BODY_UNAVAILABLE') hint = error.message;
-    else if (error.code === 'SIGNATURE_MISMATCH') hint = this.mismatchHint;
+    else if (error.code === 'SIGNATURE_MISMATCH') hint = error.hint;
     else if (error.code === 'TIMESTAMP_OUT_OF_TOLERANCE') {
       hint =
         "A correctly signed delivery was outside the time window. If this keeps happening, this server's clock is wrong: check that it is synchronised (NTP).";
     }
-    if (hint === undefined || this.#hinted.has(error.code)) return;
-    this.#hinted.add(error.code);
-    safeLog(this.logger, 'error', { code: error.code, status: error.status, hint: true }, `Setup problem? ${hint}`);
+    // A handful of distinct hints exist, so the set stays small.
+    if (hint === undefined || this.#hinted.has(hint)) return;
+    this.#hinted.add(hint);
+    safeLog(this.logger, 'warn', { code: error.code, status: error.status, hint: true }, `Setup problem? ${hint}`);
   }
 
   #emit(outcome: OutcomeKind, subject: ReportSubject, code: WebhookErrorCode | undefined, handlerMs?: number): void {

@@ -50,7 +50,7 @@ export function createWebhookHandler<S extends WebhookStore = DedupeStore>(
 ): WebhookRequestHandler {
   const o = resolveHandlerOptions(options);
   const engine = new AttemptEngine(o.pipeline);
-  const reporter = new Reporter(o.pipeline.logger, o.pipeline.onOutcome, engine.now, mismatchHint(o.verify.secrets));
+  const reporter = new Reporter(o.pipeline.logger, o.pipeline.onOutcome, engine.now);
   // How an attempt becomes an answer: made once, handed to every attempt.
   const conclusion: AttemptConclusion<WebhookResponse> = {
     concluded: (result, attempt) => {
@@ -132,25 +132,36 @@ function exactlyOnce(
       startedAt,
     );
   } catch (error) {
-    reporter.unexpected(error, { source: 'webhook', startedAt, paymentId: event.paymentId, deliveryId });
-    return Promise.resolve(UNEXPECTED_ANSWER);
+    const subject: ReportSubject = { source: 'webhook', startedAt, paymentId: event.paymentId, deliveryId };
+    if (!(error instanceof WebhookError)) {
+      reporter.unexpected(error, subject);
+      return Promise.resolve(UNEXPECTED_ANSWER);
+    }
+    reporter.refusal(error, subject);
+    return Promise.resolve(refusalAnswer(error));
   }
   return engine.attempt(attempt, conclusion);
 }
 
+/** The merchant's `dedupeKey` option: a throw or a non-key is a setup mistake (INVALID_OPTIONS), not a bug. */
 function dedupeKeyOf(o: ResolvedHandlerOptions, event: VerifiedDelivery['event']): string {
-  const key = o.dedupeKey(event);
+  let key: unknown;
+  try {
+    key = o.dedupeKey(event);
+  } catch (error) {
+    throw new WebhookError(
+      'INVALID_OPTIONS',
+      `options.dedupeKey threw: ${(error as Error)?.message ?? String(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
   if (typeof key !== 'string' || key.length === 0) {
-    throw new TypeError(
+    throw new WebhookError(
+      'INVALID_OPTIONS',
       `options.dedupeKey returned ${typeof key === 'string' ? 'an empty string' : typeof key}, not a key.`,
     );
   }
   return key;
-}
-
-/** What to tell a merchant, once, when well-formed signatures do not match. */
-function mismatchHint(secrets: readonly string[]): string {
-  return secrets.some((s) => s.startsWith('sk_'))
-    ? 'The configured webhook secret looks like an API secret (sk_...): webhooks are signed with the webhook secret (whsec_...).'
-    : "Well-formed signatures do not match: check that options.secret is this endpoint's webhook secret (not the API secret), and that nothing re-serializes the body before the handler.";
 }

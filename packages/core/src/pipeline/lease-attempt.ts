@@ -97,7 +97,10 @@ async function release(
   }
 }
 
-/** The store answered `complete`: stop keeping the lease, and alert if another attempt holds the key. */
+/**
+ * The store answered `complete`: stop keeping the lease, and alert if another attempt held the key. The
+ * completion is recorded either way (design v3), so that attempt's next `confirmLease()` fails.
+ */
 function completed(
   engine: AttemptEngine,
   input: PaymentAttempt,
@@ -111,7 +114,7 @@ function completed(
       engine.o.logger,
       'error',
       { ...input.logFields, code: 'LEASE_LOST', status: 200, alert: true },
-      'ALERT: onPaymentPaid ran, but another attempt now holds this payment (the lease was lost) and may run the handler too. Make the credit idempotent, or use a transactional store.',
+      'ALERT: onPaymentPaid ran, but another attempt held this payment (the lease was lost). Completion is recorded, so that attempt stops at its next ctx.confirmLease(); a handler that does not confirm before it commits may credit twice. Confirm right before your commit, make the credit idempotent, or use a transactional store.',
     );
   } else if (retries > 0) {
     safeLog(

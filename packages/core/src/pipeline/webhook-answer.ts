@@ -1,6 +1,22 @@
+import type { WebhookErrorCode } from '../errors/error-codes.js';
 import { WebhookError } from '../errors/webhook-error.js';
 import { DUPLICATE, errorResponse, IGNORED, RECEIVED, REJECTED, type WebhookResponse } from '../http/response.js';
 import type { AttemptResult } from './attempt.js';
+
+/**
+ * 401s answer one fixed message per code: the caller may be anyone, and what a 401 message could say
+ * (which secret looks wrong, what the body looked like) is for the merchant's logs only.
+ */
+const UNAUTHORIZED_ANSWERS: Partial<Record<WebhookErrorCode, WebhookResponse>> = Object.fromEntries(
+  (
+    [
+      ['MISSING_SIGNATURE', 'No X-Service-Signature header.'],
+      ['MALFORMED_SIGNATURE', 'X-Service-Signature is malformed.'],
+      ['SIGNATURE_MISMATCH', 'No signature in X-Service-Signature matches.'],
+      ['TIMESTAMP_OUT_OF_TOLERANCE', 'The signature timestamp is outside the allowed window.'],
+    ] as const
+  ).map(([code, message]) => [code, errorResponse(new WebhookError(code, message))]),
+);
 
 /** How long a sender should wait before retrying when the store is down. */
 const STORE_RETRY_AFTER_SEC = '2';
@@ -56,6 +72,8 @@ export function answerFor(result: AttemptResult, leaseMs: number): WebhookRespon
  */
 export function refusalAnswer(error: WebhookError): WebhookResponse {
   if (error.code === 'UNSUPPORTED_EVENT') return IGNORED;
+  const fixed = UNAUTHORIZED_ANSWERS[error.code];
+  if (fixed !== undefined) return fixed;
   if (error.code === 'METHOD_NOT_ALLOWED') return errorResponse(error, { allow: 'POST' });
   if (error.code === 'BODY_TOO_LARGE') return errorResponse(error, { connection: 'close' });
   return errorResponse(error);
@@ -63,5 +81,5 @@ export function refusalAnswer(error: WebhookError): WebhookResponse {
 
 /** The answer to something nobody expected: 500, so the sender retries. */
 export const UNEXPECTED_ANSWER: WebhookResponse = errorResponse(
-  new WebhookError('HANDLER_FAILED', 'Unexpected error; the delivery will be retried.'),
+  new WebhookError('INTERNAL_ERROR', 'Unexpected error; the delivery will be retried.'),
 );

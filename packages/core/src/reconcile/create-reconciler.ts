@@ -162,7 +162,7 @@ export function createReconciler<S extends WebhookStore = DedupeStore>(options: 
   }
   const pipeline = resolvePipelineOptions(options);
   const engine = new AttemptEngine(pipeline);
-  const reporter = new Reporter(pipeline.logger, pipeline.onOutcome, engine.now, undefined);
+  const reporter = new Reporter(pipeline.logger, pipeline.onOutcome, engine.now);
   const { getPayment, onPaymentPaid } = options;
   const dedupeKey = options.dedupeKey ?? defaultDedupeKey;
 

@@ -51,9 +51,12 @@ export interface DedupeStore {
   /** Takes the lease on `key` for `leaseMs` unless it is held or completed. */
   claim(key: string, token: string, fingerprint: string, leaseMs: number): Promise<ClaimOutcome>;
   /**
-   * Records the key as completed for `retainMs`, with `fingerprint`, when `token` still holds it **or when
-   * the key is gone** (the store lost it: expired, evicted, restarted empty): the handler has run, and a
-   * record beats none. `false` only when another token holds the key.
+   * Records the key as completed for `retainMs`, with `fingerprint`, **whatever it finds**: the handler
+   * has run and succeeded, so the record must say so. `true` when `token` held the lease, had already
+   * completed the key, or the key was gone (the store lost it: expired, evicted, restarted empty); `false`
+   * when another token held or had completed it (two attempts ran; the pipeline logs `LEASE_LOST`).
+   * Overwriting another holder's lease is deliberate: its next `extend` fails, so a handler that confirms
+   * its lease before it commits aborts instead of crediting a second time.
    */
   complete(key: string, token: string, retainMs: number, fingerprint: string): Promise<boolean>;
   /** Gives the lease up so a retry can claim it. `false` when `token` no longer holds it. */

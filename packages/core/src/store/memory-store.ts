@@ -176,14 +176,21 @@ export class MemoryDedupeStore implements DedupeStore {
     const existing = this.#entries.get(key);
     const tag = tokenTag(token);
     if (existing !== undefined && expiresAtOf(existing) > now) {
-      if (typeof existing === 'string') return tagOf(existing) === tag ? SETTLED_TRUE : SETTLED_FALSE;
-      if (existing.token !== token) return SETTLED_FALSE;
-      // The record takes the lease's place, in the Map and in the queue.
-      const record = packRecord(now + retainMs, tag, existing.fingerprint);
+      this.#retainMs = retainMs;
+      if (typeof existing === 'string') {
+        if (tagOf(existing) === tag) return SETTLED_TRUE; // a retried complete of ours
+        // Another attempt completed it first: ours is recorded all the same (design v3), and answers false.
+        this.#entries.delete(key);
+        this.#insert(flat(key), packRecord(now + retainMs, tag, fingerprint));
+        return SETTLED_FALSE;
+      }
+      // The record takes the lease's place, in the Map and in the queue, whoever held it: a foreign holder's
+      // next extend (confirmLease) then fails, so it aborts instead of committing a second credit.
+      const ours = existing.token === token;
+      const record = packRecord(now + retainMs, tag, ours ? existing.fingerprint : fingerprint);
       this.#entries.set(key, record);
       this.#queueValues[existing.slot] = record;
-      this.#retainMs = retainMs;
-      return SETTLED_TRUE;
+      return ours ? SETTLED_TRUE : SETTLED_FALSE;
     }
     // The key is gone (expired, or forgotten): the handler has run, so a record beats none.
     if (existing !== undefined) this.#entries.delete(key);

@@ -120,16 +120,33 @@ export function dedupeStoreConformance(
       equal(await store.claim(key, 't2', 'fp-1', 10_000), { state: 'completed', fingerprint: 'fp-1' });
       equal(await store.claim(key, 't3', 'fp-other', 10_000), { state: 'completed', fingerprint: 'fp-1' });
     }),
-    run('complete, release and extend by a token that does not hold the lease give false', async (store, key) => {
-      await store.claim(key, 'owner', 'fp', 10_000);
-      equal(await store.complete(key, 'stale', 60_000, 'fp'), false);
-      equal(await store.release(key, 'stale'), false);
-      equal(await store.extend(key, 'stale', 10_000), false);
-      // ...and they changed nothing: the owner still holds the lease.
-      equal((await store.claim(key, 'other', 'fp', 10_000)).state, 'in-progress');
-      equal(await store.extend(key, 'owner', 10_000), true);
-      equal(await store.complete(key, 'owner', 60_000, 'fp'), true);
-    }),
+    run(
+      'release and extend by a token that does not hold the lease give false and change nothing',
+      async (store, key) => {
+        await store.claim(key, 'owner', 'fp', 10_000);
+        equal(await store.release(key, 'stale'), false);
+        equal(await store.extend(key, 'stale', 10_000), false);
+        // ...and they changed nothing: the owner still holds the lease.
+        equal((await store.claim(key, 'other', 'fp', 10_000)).state, 'in-progress');
+        equal(await store.extend(key, 'owner', 10_000), true);
+        equal(await store.complete(key, 'owner', 60_000, 'fp'), true);
+      },
+    ),
+    run(
+      "a foreign complete records completion and answers false; the foreign holder's extend then fails",
+      async (store, key) => {
+        // Two attempts overlap (the first one's lease ran out while its handler ran): the one that finishes
+        // first records the key whatever it finds, so the other, still running, learns at its next extend (the
+        // pipeline's confirmLease) that it must not commit a second credit.
+        await store.claim(key, 'owner', 'fp', 10_000);
+        equal(await store.complete(key, 'finished-first', 60_000, 'fp'), false);
+        equal(await store.claim(key, 'later', 'fp', 10_000), { state: 'completed', fingerprint: 'fp' });
+        equal(await store.extend(key, 'owner', 10_000), false);
+        equal(await store.release(key, 'owner'), false);
+        equal(await store.complete(key, 'owner', 60_000, 'fp'), false);
+        equal((await store.claim(key, 'later', 'fp', 10_000)).state, 'completed');
+      },
+    ),
     run('release and extend of an unknown key give false', async (store, key) => {
       equal(await store.release(key, 't'), false);
       equal(await store.extend(key, 't', 10_000), false);
@@ -159,10 +176,12 @@ export function dedupeStoreConformance(
       await sleep(120);
       equal(await store.extend(key, 't1', 10_000), false);
       equal(await store.claim(key, 't2', 'fp', 10_000), { state: 'claimed' });
-      equal(await store.complete(key, 't1', 60_000, 'fp'), false);
       equal(await store.extend(key, 't1', 10_000), false);
       equal(await store.release(key, 't1'), false);
-      equal(await store.complete(key, 't2', 60_000, 'fp'), true);
+      // t1's handler finished anyway: its complete records the key (false: t2 held it), fencing t2 off.
+      equal(await store.complete(key, 't1', 60_000, 'fp'), false);
+      equal(await store.extend(key, 't2', 10_000), false);
+      equal((await store.claim(key, 't3', 'fp', 10_000)).state, 'completed');
     }),
     run('extend keeps a lease alive past its first end', async (store, key) => {
       await store.claim(key, 't1', 'fp', 150);

@@ -5,6 +5,7 @@ import { assertPaymentPaidEvent, PAYMENT_PAID, type PaymentPaidEvent } from '../
 import { type RawBody, toRawBytes } from '../http/raw-body.js';
 import { isVisibleAscii } from '../util/ascii.js';
 import { HEADER, readHeader } from './headers.js';
+import { mismatchHint } from './mismatch-hint.js';
 import { assertSignaturesAreHex, parseSignatureHeader, type SignatureHeader } from './signature-header.js';
 import { type ResolvedVerifyOptions, readClock, resolveVerifyOptions, type VerifyOptions } from './verify-options.js';
 
@@ -103,7 +104,7 @@ function afterSignature(
   headers: unknown,
   options: ResolvedVerifyOptions,
 ): VerifiedDelivery {
-  checkSignature(digests, header, options.secrets);
+  checkSignature(digests, header, options.secrets, body);
   checkTimestamp(header.timestamp, options);
 
   const parsed = parseJsonObject(body);
@@ -140,18 +141,21 @@ function afterSignature(
 }
 
 /** Any received `v1` equal to the digest of any configured secret passes; each comparison is constant-time. */
-function checkSignature(digests: readonly string[], header: SignatureHeader, secrets: readonly string[]): void {
+function checkSignature(
+  digests: readonly string[],
+  header: SignatureHeader,
+  secrets: readonly string[],
+  body: Uint8Array | string,
+): void {
   for (const digest of digests) {
     for (const at of header.v1At) {
       if (timingSafeEqualHex(digest, header.text, at)) return;
     }
   }
   assertSignaturesAreHex(header);
-  // The simulator (and many providers) issue API secrets as `sk_...` and webhook secrets as `whsec_...`.
-  const hint = secrets.some((s) => s.startsWith('sk_'))
-    ? ' The configured secret looks like an API secret (sk_...): webhooks are signed with the webhook secret.'
-    : " Check that the secret is this endpoint's webhook secret (not the API secret) and that the body is passed exactly as received, not re-serialized JSON.";
-  throw new WebhookError('SIGNATURE_MISMATCH', `No signature in X-Service-Signature matches.${hint}`);
+  throw new WebhookError('SIGNATURE_MISMATCH', 'No signature in X-Service-Signature matches.', {
+    hint: mismatchHint(secrets, body),
+  });
 }
 
 function checkTimestamp(timestamp: number, options: ResolvedVerifyOptions): void {
