@@ -2,6 +2,7 @@ import { createWebhookHandler } from '@service-pay/core';
 import { dedupeStoreConformance, samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { Cluster } from 'ioredis';
 import { Cluster as Cluster5 } from 'ioredis-5';
+import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failFastClusterOptions, RedisDedupeStore } from '../src/index.js';
 import { delivery, recordingLogger, SECRET, uniquePrefix } from './support/deliveries.js';
@@ -10,6 +11,7 @@ import { RedisCluster, redisCli } from './support/redis-server.js';
 let cluster: RedisCluster | undefined;
 let client: Cluster;
 let v5: Cluster;
+let nodeRedis: ReturnType<typeof createCluster>;
 
 function ready(c: { status: string; once(event: 'ready', listener: () => void): unknown }): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -29,11 +31,18 @@ beforeAll(async () => {
   v5Client.on('error', () => {});
   v5 = v5Client as unknown as Cluster;
   await Promise.all([ready(client), ready(v5Client)]);
+  nodeRedis = createCluster({
+    rootNodes: cluster.nodes.map(({ host, port }) => ({ socket: { host, port } })),
+    defaults: { socket: { connectTimeout: 1_000 }, disableOfflineQueue: true },
+  });
+  nodeRedis.on('error', () => {});
+  await nodeRedis.connect();
 }, 60_000);
 
 afterAll(async () => {
   // Always runs, also when a test or beforeAll failed: processes killed, temp dirs removed.
   for (const c of [client, v5]) await c?.quit().catch(() => c.disconnect());
+  await nodeRedis?.close().catch(() => nodeRedis.destroy());
   await cluster?.stop();
 });
 
@@ -46,6 +55,14 @@ describe('RedisDedupeStore conformance on a 3-master Redis Cluster', () => {
 describe('RedisDedupeStore conformance on a 3-master Redis Cluster (ioredis 5)', () => {
   for (const c of dedupeStoreConformance(
     () => new RedisDedupeStore({ client: v5, keyPrefix: uniquePrefix('cluster-v5') }),
+  )) {
+    it(c.name, c.run);
+  }
+});
+
+describe('RedisDedupeStore conformance on a 3-master Redis Cluster (node-redis 5 createCluster)', () => {
+  for (const c of dedupeStoreConformance(
+    () => new RedisDedupeStore({ client: nodeRedis, keyPrefix: uniquePrefix('cluster-node-redis') }),
   )) {
     it(c.name, c.run);
   }

@@ -12,6 +12,24 @@ let v5: Redis;
 /** A stand-in for Redis before 7.0, which refuses `SET ... NX ... GET` with a syntax error; counts those. */
 let before7: Redis;
 let refusedSetNxGet = 0;
+/** A stand-in for Redis before 6.2, which knows no `SET ... GET` at all; counts the refusals. */
+let before62: Redis;
+let refusedSetGet = 0;
+
+/** A client that answers the SET commands `refuse` picks with Redis's "ERR syntax error" (nothing run). */
+async function olderServer(refuse: (args: string[]) => boolean, count: () => void): Promise<Redis> {
+  const older = await connected(redisOn(PORT, failFastRedisOptions()));
+  const send = older.sendCommand.bind(older);
+  older.sendCommand = ((command: { name: string; args: unknown[]; reject: (e: Error) => void; promise: unknown }) => {
+    if (command.name === 'set' && refuse(command.args.map((a) => String(a).toUpperCase()))) {
+      count();
+      command.reject(new ReplyError('ERR syntax error'));
+      return command.promise;
+    }
+    return (send as (c: unknown) => unknown)(command);
+  }) as Redis['sendCommand'];
+  return older;
+}
 
 beforeAll(async () => {
   client = await connected(redisOn(PORT, failFastRedisOptions()));
@@ -20,21 +38,18 @@ beforeAll(async () => {
   v5 = await connected(redis5On(PORT, failFastRedisOptions()));
   // Only Redis 7 is installed here: this client answers NX together with GET the way Redis 6.2 does
   // ("ERR syntax error", nothing run) and passes everything else to the real server.
-  before7 = await connected(redisOn(PORT, failFastRedisOptions()));
-  const send = before7.sendCommand.bind(before7);
-  before7.sendCommand = ((command: { name: string; args: unknown[]; reject: (e: Error) => void; promise: unknown }) => {
-    const args = command.args.map((a) => String(a).toUpperCase());
-    if (command.name === 'set' && args.includes('NX') && args.includes('GET')) {
-      refusedSetNxGet++;
-      command.reject(new ReplyError('ERR syntax error'));
-      return command.promise;
-    }
-    return (send as (c: unknown) => unknown)(command);
-  }) as Redis['sendCommand'];
+  before7 = await olderServer(
+    (args) => args.includes('NX') && args.includes('GET'),
+    () => refusedSetNxGet++,
+  );
+  before62 = await olderServer(
+    (args) => args.includes('GET'),
+    () => refusedSetGet++,
+  );
 });
 
 afterAll(async () => {
-  await Promise.all([client?.quit(), plain?.quit(), v5?.quit(), before7?.quit()]);
+  await Promise.all([client?.quit(), plain?.quit(), v5?.quit(), before7?.quit(), before62?.quit()]);
 });
 
 describe('RedisDedupeStore conformance on one Redis (fail-fast client)', () => {
@@ -49,6 +64,23 @@ describe('RedisDedupeStore conformance on one Redis (default ioredis options)', 
   )) {
     it(c.name, c.run);
   }
+});
+
+describe('RedisDedupeStore conformance on a server before 6.2 (no SET ... GET: the Lua claim and completion)', () => {
+  for (const c of dedupeStoreConformance(
+    () => new RedisDedupeStore({ client: before62, keyPrefix: uniquePrefix('conf-before62') }),
+  )) {
+    it(c.name, c.run);
+  }
+  it('learns from one refusal each (first claim, first completion), then stays on the scripts', async () => {
+    const store = new RedisDedupeStore({ client: before62, keyPrefix: uniquePrefix('before62') });
+    const before = refusedSetGet;
+    for (const key of ['a', 'b', 'c']) {
+      expect(await store.claim(key, 't', 'fp', 10_000)).toEqual({ state: 'claimed' });
+      expect(await store.complete(key, 't', 10_000, 'fp')).toBe(true);
+    }
+    expect(refusedSetGet - before).toBe(2);
+  });
 });
 
 describe('RedisDedupeStore conformance on one Redis (ioredis 5, fail-fast client)', () => {
@@ -96,17 +128,23 @@ describe('RedisDedupeStore on one Redis', () => {
   it('fences tokens exactly, even when one token is a prefix of another or holds the separator', async () => {
     const store = new RedisDedupeStore({ client, keyPrefix: uniquePrefix('fence') });
     await store.claim('k', 'ab:c', 'fp:with:colons', 10_000);
-    for (const stale of ['ab', 'ab:', 'ab:cfp', 'ab:c:', 'b:c', '']) {
+    const stales = ['ab', 'ab:', 'ab:cfp', 'ab:c:', 'b:c', ''];
+    for (const stale of stales) {
       expect(await store.extend('k', stale, 10_000)).toBe(false);
-      expect(await store.complete('k', stale, 10_000, 'fp')).toBe(false);
       expect(await store.release('k', stale)).toBe(false);
+    }
+    // complete records the key whatever it finds (v3), so each stale token gets a key of its own.
+    for (const [i, stale] of stales.entries()) {
+      await store.claim(`k${i}`, 'ab:c', 'fp', 10_000);
+      expect(await store.complete(`k${i}`, stale, 10_000, 'fp')).toBe(false);
+      expect(await store.extend(`k${i}`, 'ab:c', 10_000)).toBe(false);
     }
     expect(await store.claim('k', 'x', 'fp:with:colons', 10_000)).toEqual({
       state: 'in-progress',
       fingerprint: 'fp:with:colons',
       retryAfterMs: expect.any(Number),
     });
-    expect(await store.complete('k', 'ab:c', 10_000, 'fp')).toBe(true);
+    expect(await store.complete('k', 'ab:c', 10_000, 'fp:with:colons')).toBe(true);
     expect(await store.claim('k', 'y', 'other', 10_000)).toEqual({ state: 'completed', fingerprint: 'fp:with:colons' });
   });
 
@@ -147,9 +185,13 @@ describe('RedisDedupeStore on one Redis', () => {
       };
       const a = new RedisDedupeStore({ client: shared, keyPrefix: uniquePrefix('a') });
       const b = new RedisDedupeStore({ client: shared, keyPrefix: uniquePrefix('b') });
-      expect(defined).toBe(4);
-      expect(await a.claim('k', 't', 'fp', 10_000)).toEqual({ state: 'claimed' });
-      expect(await b.claim('k', 't', 'fp', 10_000)).toEqual({ state: 'claimed' });
+      // Defined on first use (no script is on the path of a fresh or duplicate delivery), once per client.
+      for (const store of [a, b]) {
+        expect(await store.claim('k', 't', 'fp', 10_000)).toEqual({ state: 'claimed' });
+        expect(await store.extend('k', 't', 10_000)).toBe(true);
+        expect(await store.release('k', 't')).toBe(true);
+      }
+      expect(defined).toBe(2);
     } finally {
       await shared.quit();
     }
