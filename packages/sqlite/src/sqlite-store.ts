@@ -1,0 +1,154 @@
+import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
+import type { Database } from 'better-sqlite3';
+import { BetterSqlite3Driver } from './better-sqlite3-driver.js';
+import type { Driver } from './driver.js';
+import { InboxSql } from './inbox-sql.js';
+import { tableName } from './table-name.js';
+
+/**
+ * Options every client shares.
+ *
+ * @example
+ * ```ts
+ * const common: SqliteStoreCommonOptions = { tableName: 'service_pay_inbox' };
+ * ```
+ */
+export interface SqliteStoreCommonOptions {
+  /**
+   * The inbox table, `name` or `schema.name` of an attached database (plain identifiers, used exactly as
+   * given: they are quoted). Default `service_pay_inbox`.
+   */
+  tableName?: string;
+}
+
+/**
+ * A store on a better-sqlite3 `Database`: `ctx.tx` is that connection, inside the delivery's transaction.
+ *
+ * @example
+ * ```ts
+ * import Database from 'better-sqlite3';
+ * const options: BetterSqlite3StoreOptions = { database: new Database('shop.db') };
+ * ```
+ */
+export interface BetterSqlite3StoreOptions extends SqliteStoreCommonOptions {
+  /**
+   * A connection of the store's own (`new Database(file)`), not the one the rest of the app writes with:
+   * while a delivery's transaction is open, anything else sent on this connection joins it.
+   */
+  database: Database;
+}
+
+/**
+ * How `new SqliteStore(...)` is typed: the options pick the client, and the client types `ctx.tx`.
+ *
+ * @example
+ * ```ts
+ * const store = new SqliteStore({ database }); // SqliteStore<Database>
+ * ```
+ */
+export interface SqliteStoreConstructor {
+  new (options: BetterSqlite3StoreOptions): SqliteStore<Database>;
+  readonly prototype: SqliteStore<unknown>;
+}
+
+/**
+ * A transactional store on SQLite: the handler runs inside the store's transaction (`ctx.tx`), and its
+ * writes and the dedupe record commit together or not at all.
+ *
+ * For each fresh key the store takes SQLite's write lock without waiting (`BEGIN IMMEDIATE`; held by another
+ * delivery, in this process or another -> `in-progress`, 409 at once), reads the inbox row (found ->
+ * duplicate or conflict), runs the handler, then inserts the row and commits. A crash or a killed process
+ * rolls everything back and frees the lock at once: no lease, no expiry, nothing orphaned.
+ *
+ * @example
+ * ```ts
+ * import { createWebhookHandler } from '@service-pay/core';
+ * import { SqliteStore } from '@service-pay/sqlite';
+ * import Database from 'better-sqlite3';
+ *
+ * const store = new SqliteStore({ database: new Database('shop.db') });
+ * await store.migrate();
+ * const handle = createWebhookHandler({ secret, store, onPaymentPaid: async (event, ctx) => {
+ *   ctx.tx.prepare('update orders set paid = 1 where order_no = ?').run(event.orderNo);
+ * } });
+ * ```
+ */
+export interface SqliteStore<Tx = Database> extends TransactionalStore<Tx> {
+  readonly kind: 'transactional';
+  /** The inbox table's name as given (default `service_pay_inbox`). */
+  readonly tableName: string;
+  /**
+   * Opens a transaction holding `key`, or says why not: the database is being written by another delivery
+   * (`in-progress`, without waiting) or the key was recorded before (`completed`, with its fingerprint).
+   */
+  begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>>;
+  /**
+   * Creates the inbox table and its indexes if they are missing. Idempotent, and safe when several
+   * processes run it at once. Run it once at start-up.
+   */
+  migrate(): Promise<void>;
+  /**
+   * Deletes inbox rows older than `olderThanMs`, in batches; resolves with how many. A pruned payment would
+   * be credited again if delivered again: keep rows longer than the sender retries and you reconcile.
+   */
+  prune(options: { olderThanMs: number }): Promise<number>;
+}
+
+const USAGE = "SqliteStore: pass { database } (a better-sqlite3 Database: new Database('shop.db')).";
+
+class Store<Tx> implements SqliteStore<Tx> {
+  readonly kind = 'transactional';
+  readonly tableName: string;
+  readonly #driver: Driver<Tx>;
+
+  constructor(options: BetterSqlite3StoreOptions) {
+    if (options === null || typeof options !== 'object') throw new TypeError(USAGE);
+    const table = tableName(options.tableName);
+    const sql = new InboxSql(table);
+    this.tableName = table.name;
+    const { database } = options as Partial<BetterSqlite3StoreOptions>;
+    if (database === undefined) throw new TypeError(USAGE);
+    if (
+      typeof database?.prepare !== 'function' ||
+      typeof database.exec !== 'function' ||
+      !('inTransaction' in database)
+    ) {
+      throw new TypeError("SqliteStore: options.database must be a better-sqlite3 Database (new Database('shop.db')).");
+    }
+    if (database.readonly)
+      throw new TypeError('SqliteStore: options.database is read-only; the store writes its inbox.');
+    this.#driver = new BetterSqlite3Driver(database, sql) as unknown as Driver<Tx>;
+  }
+
+  begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>> {
+    return this.#driver.begin(key, fingerprint);
+  }
+
+  migrate(): Promise<void> {
+    return this.#driver.migrate();
+  }
+
+  async prune(options: { olderThanMs: number }): Promise<number> {
+    const olderThanMs = (options as { olderThanMs?: unknown } | null)?.olderThanMs;
+    if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
+      throw new RangeError(
+        `SqliteStore.prune: olderThanMs must be a number of milliseconds >= 0, got ${JSON.stringify(olderThanMs)}.`,
+      );
+    }
+    return await this.#driver.prune(olderThanMs);
+  }
+}
+
+/**
+ * The store class. `new SqliteStore({ database })` for better-sqlite3; `ctx.tx` is typed from the client.
+ *
+ * @example
+ * ```ts
+ * import { SqliteStore } from '@service-pay/sqlite';
+ * import Database from 'better-sqlite3';
+ *
+ * const store = new SqliteStore({ database: new Database('shop.db') });
+ * await store.migrate();
+ * ```
+ */
+export const SqliteStore = Store as unknown as SqliteStoreConstructor;

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+// Every file talks to a real SQLite database: a file of its own in a temporary folder, opened by this
+// process and, for the cross-process cases, by child processes the test starts and kills.
+export default defineConfig({
+  test: {
+    name: 'sqlite',
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+});
