@@ -54,6 +54,9 @@ function openPglite(): Database {
 
 function openPostgres(url: string): Database {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle client whose connection fails (PostgreSQL restarted) emits 'error' on the pool; unheard, it would
+  // crash the shop. Requests meanwhile fail on their own (503 from the webhook) and recover after the restart.
+  pool.on('error', (error) => console.error(`[shop] PostgreSQL connection lost: ${error.message}`));
   return {
     kind: 'postgres',
     connection: { pool },

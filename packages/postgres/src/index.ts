@@ -1,3 +1,4 @@
+export type { PGliteLike, PGliteResults, PGliteTransaction } from './pglite-types.js';
 export {
   type PGliteStoreOptions,
   type PostgresPoolOptions,

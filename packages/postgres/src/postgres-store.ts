@@ -1,10 +1,11 @@
-import type { PGliteInterface, Transaction } from '@electric-sql/pglite';
 import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
 import type { Pool, PoolClient } from 'pg';
 import type { Driver } from './driver.js';
 import { InboxSql } from './inbox-sql.js';
 import { PgDriver } from './pg-driver.js';
 import { PGliteDriver } from './pglite-driver.js';
+import type { PGliteLike, PGliteTransaction } from './pglite-types.js';
+import { keepPoolErrorsFromCrashing } from './pool-errors.js';
 import { tableName } from './table-name.js';
 
 /**
@@ -48,7 +49,7 @@ export interface PostgresPoolOptions extends PostgresStoreCommonOptions {
  */
 export interface PGliteStoreOptions extends PostgresStoreCommonOptions {
   /** A `PGlite` (or `PGliteWorker`). It runs one transaction at a time; see the README. */
-  pglite: PGliteInterface;
+  pglite: PGliteLike;
 }
 
 /**
@@ -57,12 +58,12 @@ export interface PGliteStoreOptions extends PostgresStoreCommonOptions {
  * @example
  * ```ts
  * const pooled = new PostgresStore({ pool });     // PostgresStore<PoolClient>
- * const embedded = new PostgresStore({ pglite }); // PostgresStore<Transaction>
+ * const embedded = new PostgresStore({ pglite }); // PostgresStore<PGliteTransaction>
  * ```
  */
 export interface PostgresStoreConstructor {
   new (options: PostgresPoolOptions): PostgresStore<PoolClient>;
-  new (options: PGliteStoreOptions): PostgresStore<Transaction>;
+  new (options: PGliteStoreOptions): PostgresStore<PGliteTransaction>;
   readonly prototype: PostgresStore<unknown>;
 }
 
@@ -130,12 +131,13 @@ class Store<Tx> implements PostgresStore<Tx> {
       if (typeof pool?.connect !== 'function' || typeof pool.query !== 'function') {
         throw new TypeError('PostgresStore: options.pool must be a node-postgres Pool (new pg.Pool(...)).');
       }
+      keepPoolErrorsFromCrashing(pool);
       this.#driver = new PgDriver(pool, sql) as unknown as Driver<Tx>;
     } else if (pglite !== undefined) {
       if (typeof pglite?.transaction !== 'function' || typeof pglite.query !== 'function') {
         throw new TypeError('PostgresStore: options.pglite must be a PGlite instance (await PGlite.create(...)).');
       }
-      this.#driver = new PGliteDriver(pglite, sql) as unknown as Driver<Tx>;
+      this.#driver = new PGliteDriver(pglite as never, sql) as unknown as Driver<Tx>;
     } else {
       throw new TypeError('PostgresStore: pass { pool } (a node-postgres Pool) or { pglite } (a PGlite).');
     }

@@ -2,7 +2,7 @@ import type { PGlite, Transaction } from '@electric-sql/pglite';
 import type { TxOf } from '@service-pay/core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { PostgresStore } from '../src/index.js';
+import { type PGliteLike, type PGliteTransaction, PostgresStore } from '../src/index.js';
 import { quoteLiteral } from '../src/sql-text.js';
 import { tableName } from '../src/table-name.js';
 import { DATABASE_URL, openPGlite, openPool, uniqueName } from './support/database.js';
@@ -14,7 +14,10 @@ describe('PostgresStore options', () => {
     expectTypeOf<TxOf<typeof fromPool>>().toEqualTypeOf<pg.PoolClient>();
     expectTypeOf<TxOf<PostgresStore>>().toEqualTypeOf<pg.PoolClient>();
     const fromPGlite = new PostgresStore({ pglite: { transaction: () => {}, query: () => {} } as unknown as PGlite });
-    expectTypeOf<TxOf<typeof fromPGlite>>().toEqualTypeOf<Transaction>();
+    expectTypeOf<TxOf<typeof fromPGlite>>().toEqualTypeOf<PGliteTransaction>();
+    // The package's own PGlite types, which PGlite's fit: ctx.tx offers what PGlite's Transaction does.
+    expectTypeOf<Transaction>().toExtend<PGliteTransaction>();
+    expectTypeOf<PGlite>().toExtend<PGliteLike>();
     expect(fromPool).toBeInstanceOf(PostgresStore);
     expect(fromPool.kind).toBe('transactional');
     void pool.end();

@@ -23,8 +23,8 @@ export class AppProcess {
     return `http://127.0.0.1:${this.port}/webhook`;
   }
 
-  static start(env: Record<string, string>): Promise<AppProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/app.ts'], {
+  static start(env: Record<string, string>, fixture = 'test/fixtures/app.ts'): Promise<AppProcess> {
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
       cwd: packageDir,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -32,8 +32,10 @@ export class AppProcess {
     live.add(child);
     child.once('exit', () => live.delete(child));
     const stderr: string[] = [];
+    let started: AppProcess | undefined;
     createInterface({ input: child.stderr! }).on('line', (line) => {
-      if (stderr.length < 500) stderr.push(line);
+      const lines = started?.stderr ?? stderr; // after the start, the app keeps what it says
+      if (lines.length < 500) lines.push(line);
     });
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`app did not start:\n${stderr.join('\n')}`)), 30_000);
@@ -45,6 +47,7 @@ export class AppProcess {
           clearTimeout(timer);
           app = new AppProcess(child, Number(listening[1]));
           app.stderr.push(...stderr);
+          started = app;
           resolve(app);
         }
         const holding = /^HOLDING (\S+)$/.exec(line);
@@ -66,6 +69,11 @@ export class AppProcess {
         setTimeout(resolve, 200);
       });
     }
+  }
+
+  /** Whether the process is still running. */
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
   }
 
   /** SIGKILL: no shutdown, no goodbye to the database, like a crash. */

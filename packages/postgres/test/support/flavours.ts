@@ -1,6 +1,6 @@
-import type { PGlite, Transaction } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
-import { PostgresStore } from '../../src/index.js';
+import { type PGliteTransaction, PostgresStore } from '../../src/index.js';
 import { openPGlite, openPool, uniqueName } from './database.js';
 
 /**
@@ -45,7 +45,7 @@ export async function postgresFlavour(): Promise<Flavour<pg.PoolClient>> {
   };
 }
 
-export async function pgliteFlavour(): Promise<Flavour<Transaction> & { db: PGlite }> {
+export async function pgliteFlavour(): Promise<Flavour<PGliteTransaction> & { db: PGlite }> {
   const db = await openPGlite();
   const inbox = 'service_pay_inbox';
   const credits = 'credits';
