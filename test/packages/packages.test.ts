@@ -63,12 +63,14 @@ it('finds the published packages', () => {
       'express',
       'fastify',
       'hono',
+      'lambda',
       'nestjs',
       'next',
       'opentelemetry',
       'postgres',
       'redis',
       'simulator',
+      'sqlite',
     ].sort(),
   );
 });

@@ -1,0 +1,134 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, expect, it } from 'vitest';
+
+// Every ```ts block of every README in the repository compiles under strict tsc as written, so a sample
+// cannot rot. Each block is written, as a module of its own, into a folder beside its README: imports
+// resolve from there as they would in an app that installed that package (its dependencies and dev
+// dependencies). One tsc program checks them all. A block that is deliberately a fragment says so on the
+// line right before its fence: `<!-- not-compiled: why -->`. A block whose context a reader supplies
+// (`db`, your own order book) gets it from a comment right before its fence, which the rendered README
+// does not show: `<!-- compile-with:` declarations `-->`, prepended to the block when it is compiled.
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const run = promisify(execFile);
+const SKIP_DIRS = new Set(['node_modules', 'dist', 'build', '.next', '.svelte-kit', '.astro', '.git', 'coverage']);
+const FOLDER = '.readme-blocks';
+
+/** Where a README's blocks compile: beside it, except the root's, which compile in test/ (its dependencies). */
+const compileDir = (readmeDir: string) => (readmeDir === root.replace(/\/$/, '') ? join(root, 'test') : readmeDir);
+
+function readmes(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir)) {
+    if (SKIP_DIRS.has(entry) || entry.startsWith('.readme-') || entry.startsWith('.quick-start')) continue;
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) found.push(...readmes(path));
+    else if (entry === 'README.md') found.push(path);
+  }
+  return found;
+}
+
+interface Block {
+  readme: string;
+  /** 1-based line of the block's first code line in the README. */
+  line: number;
+  /** Lines of context prepended from a compile-with comment. */
+  context: number;
+  file: string;
+}
+
+/** The declarations of a `<!-- compile-with: ... -->` comment ending on the line before `fence`, if any. */
+function contextBefore(lines: string[], fence: number): string[] {
+  if (!(lines[fence - 1] ?? '').trim().endsWith('-->')) return [];
+  for (let start = fence - 1; start >= 0 && fence - start < 40; start--) {
+    const line = lines[start] as string;
+    if (line.trimStart().startsWith('<!-- compile-with:')) {
+      const text = lines.slice(start, fence).join('\n');
+      return text
+        .replace(/^\s*<!-- compile-with:/, '')
+        .replace(/-->\s*$/, '')
+        .split('\n');
+    }
+    if (line.includes('-->') && start !== fence - 1) return [];
+  }
+  return [];
+}
+
+const blocks: Block[] = [];
+const skipped: string[] = [];
+const folders = new Set<string>();
+for (const readme of readmes(root.replace(/\/$/, ''))) {
+  const lines = readFileSync(readme, 'utf8').split('\n');
+  const dir = join(compileDir(dirname(readme)), FOLDER);
+  let n = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const fence = /^```(ts|typescript|tsx)\s*$/.exec(lines[i] as string);
+    if (fence === null) continue;
+    const end = lines.indexOf('```', i + 1);
+    if (end === -1) throw new Error(`${relative(root, readme)}:${i + 1}: a code block that never closes`);
+    const context = contextBefore(lines, i);
+    const code = [...context, ...lines.slice(i + 1, end)].join('\n');
+    const marker = /^<!-- not-compiled: (.+) -->$/.exec((lines[i - 1] ?? '').trim());
+    if (marker !== null) skipped.push(`${relative(root, readme)}:${i + 1} (${marker[1]})`);
+    else {
+      mkdirSync(dir, { recursive: true });
+      folders.add(dir);
+      const file = join(
+        dir,
+        `${relative(root, readme).replaceAll('/', '_').replace(/\.md$/, '')}-${++n}.${fence[1] === 'tsx' ? 'tsx' : 'ts'}`,
+      );
+      // A block with no import or export is still a module of its own (its names do not collide).
+      writeFileSync(file, /^\s*(import|export)\s/m.test(code) ? code : `${code}\nexport {};\n`);
+      blocks.push({ readme, line: i + 2, context: context.length, file });
+    }
+    i = end;
+  }
+}
+
+afterAll(() => {
+  for (const dir of folders) rmSync(dir, { recursive: true, force: true });
+});
+
+it('finds the READMEs and their blocks', () => {
+  expect(blocks.length).toBeGreaterThan(30);
+  // Fragments are the exception, each with its reason.
+  expect(skipped.length).toBeLessThanOrEqual(5);
+});
+
+it('compiles every ts block of every README under strict tsc', async () => {
+  const tsconfig = join(root, 'test', FOLDER, 'tsconfig.json');
+  mkdirSync(dirname(tsconfig), { recursive: true });
+  folders.add(dirname(tsconfig));
+  writeFileSync(
+    tsconfig,
+    JSON.stringify({
+      extends: '../../tsconfig.base.json',
+      compilerOptions: { noEmit: true, noUnusedLocals: true, jsx: 'react-jsx', allowImportingTsExtensions: true },
+      files: blocks.map((b) => b.file),
+    }),
+  );
+  const result = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', tsconfig], {
+    cwd: root,
+    maxBuffer: 16 * 1024 * 1024,
+  }).then(
+    () => '',
+    (error: { stdout?: string }) => error.stdout ?? String(error),
+  );
+  // Each error as README:line: the tsc message, so whoever wrote the block finds it at once.
+  const problems = result
+    .split('\n')
+    .filter((line) => /\(\d+,\d+\): error TS/.test(line))
+    .map((line) => {
+      const [, file, row, message] = /^(.+?)\((\d+),\d+\): (error TS.*)$/.exec(line) ?? [];
+      const block = blocks.find((b) => join(root, file ?? '') === b.file || file === b.file);
+      return block === undefined
+        ? line
+        : Number(row) <= block.context
+          ? `${relative(root, block.readme)}:${block.line - 1} (its compile-with comment): ${message}`
+          : `${relative(root, block.readme)}:${block.line + Number(row) - 1 - block.context}: ${message}`;
+    });
+  expect(problems).toEqual([]);
+}, 180_000);
