@@ -216,6 +216,22 @@ describe('service-pay trigger without a running simulator', () => {
     expect(app.handled.map((e) => e.amount)).toEqual(['1.25']);
   });
 
+  it("prints the receiver's error code next to a refusal: a wrong secret reads as SIGNATURE_MISMATCH", async () => {
+    const dir = await projectDir();
+    const app = await startReceiver({ secret: 'whsec_not_the_dev_secret' });
+    cleanup.push(() => app.close());
+    const r = await run(
+      ['trigger', 'payment.paid', '--forward-to', app.url, '--max-attempts', '2', '--retry-base-ms', '10'],
+      dir,
+      { SERVICE_PAY_SIMULATOR_URL: await nothingListening() },
+    );
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(
+      /original attempt 1: HTTP 401 SIGNATURE_MISMATCH: No signature in X-Service-Signature matches\. \(\d+ ms\); retry/,
+    );
+    expect(r.stdout).toMatch(/original attempt 2: HTTP 401 SIGNATURE_MISMATCH: .* -> failed/);
+  });
+
   it('exit 3 when no simulator answers and there is nowhere to send; --json errors are JSON', async () => {
     const dir = await projectDir();
     const nowhere = await nothingListening();

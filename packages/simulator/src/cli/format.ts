@@ -6,14 +6,55 @@ export function attemptLine({ delivery, attempt }: DeliveryAttemptEvent): string
   return `${attempt.startedAt} ${delivery.deliveryId} ${delivery.paymentId} attempt ${attempt.attempt}: ${result(attempt)} (${attempt.latencyMs} ms)${next}`;
 }
 
-/** What an attempt got: the status and the start of the answer, or what went wrong. */
+/**
+ * What an attempt got: the status and the start of the answer, or what went wrong. A refusal names the
+ * receiver's error code when the answer carries one (`HTTP 401 SIGNATURE_MISMATCH: ...`), so a wrong
+ * secret reads as one at a glance.
+ */
 export function result(attempt: DeliveryAttempt): string {
   if (attempt.status !== null && attempt.error === null) {
-    const body = attempt.responseBody.replace(/\s+/g, ' ').trim();
-    return `${attempt.status}${body ? ` ${body.length > 80 ? `${body.slice(0, 80)}...` : body}` : ''}`;
+    const body = printable(attempt.responseBody);
+    return `${attempt.status}${body ? ` ${clip(body)}` : ''}`;
+  }
+  if (attempt.outcome === 'http-error' && attempt.status !== null) {
+    const refusal = receiverError(attempt.responseBody);
+    if (refusal !== null) return `HTTP ${attempt.status} ${refusal}`;
+    const body = printable(attempt.responseBody);
+    return `HTTP ${attempt.status}${body ? ` ${clip(body)}` : ''}`;
   }
   return attempt.error ?? `${attempt.status}`;
 }
+
+/**
+ * The receiver's error code and message from a service-pay style answer (`{"error": "CODE", "message":
+ * "..."}`, or `{"error": {"code", "message"}}`), or null when the answer is not one.
+ */
+export function receiverError(responseBody: string): string | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(responseBody);
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return null;
+  const { error, message } = parsed as { error?: unknown; message?: unknown };
+  const nested = typeof error === 'object' && error !== null ? (error as { code?: unknown; message?: unknown }) : null;
+  const code = nested !== null ? nested.code : error;
+  const text = nested !== null ? nested.message : message;
+  if (typeof code !== 'string' || !/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/.test(code)) return null;
+  return typeof text === 'string' && printable(text) !== '' ? `${code}: ${clip(printable(text))}` : code;
+}
+
+/** One line of text a terminal shows as it is: whitespace runs become one space, control characters go. */
+function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point (escape sequences).
+  return text
+    .replace(/\s+/g, ' ')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+    .trim();
+}
+
+const clip = (text: string): string => (text.length > 80 ? `${text.slice(0, 80)}...` : text);
 
 /** The delivery log as a plain table, newest last. */
 export function deliveryTable(deliveries: DeliveryRecord[]): string {
