@@ -47,7 +47,12 @@ describe('README', () => {
     // Run from the package folder, so `@service-pay/client` resolves to this package's build.
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', code], {
       cwd: packageDir,
-      env: { ...process.env, SERVICE_URL: server.url, SERVICE_API_KEY: 'ak_readme', SERVICE_API_SECRET: 'sk_readme' },
+      env: {
+        ...process.env,
+        SERVICE_API_URL: server.url,
+        SERVICE_API_KEY: 'ak_readme',
+        SERVICE_API_SECRET: 'sk_readme',
+      },
       timeout: 20_000,
     });
     expect(stdout.trim()).toBe('p_readme PENDING');

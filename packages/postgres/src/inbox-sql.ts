@@ -13,7 +13,7 @@ export class InboxSql {
   constructor(readonly table: TableName) {}
 
   /**
-   * Creates the table and its index if missing; run inside a transaction. The advisory lock makes concurrent migrations (several
+   * Creates the table and its indexes (created_at for prune, payment_id for lookups) if missing; run inside a transaction. The advisory lock makes concurrent migrations (several
    * processes starting at once) take turns: `CREATE TABLE IF NOT EXISTS` alone can fail when two race.
    */
   migrate(): string {
@@ -29,7 +29,8 @@ CREATE TABLE IF NOT EXISTS ${t} (
   reason text,
   created_at timestamptz NOT NULL DEFAULT now()
 );
-CREATE INDEX IF NOT EXISTS ${this.table.createdAtIndexSql} ON ${t} (created_at)`;
+CREATE INDEX IF NOT EXISTS ${this.table.createdAtIndexSql} ON ${t} (created_at);
+CREATE INDEX IF NOT EXISTS ${this.table.paymentIdIndexSql} ON ${t} (payment_id)`;
   }
 
   /**

@@ -99,7 +99,7 @@ export interface PostgresStore<Tx = PoolClient> extends TransactionalStore<Tx> {
    */
   begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>>;
   /**
-   * Creates the inbox table and its `created_at` index if they are missing. Idempotent, and safe when
+   * Creates the inbox table and its `created_at` and `payment_id` indexes if they are missing. Idempotent, and safe when
    * several processes run it at once (they take turns on an advisory lock). Run it once at start-up.
    */
   migrate(): Promise<void>;

@@ -10,6 +10,8 @@ export interface TableName {
   readonly sql: string;
   /** Quoted name of its `created_at` index (indexes live in their table's schema). */
   readonly createdAtIndexSql: string;
+  /** Quoted name of its `payment_id` index (the inbox is looked up by payment: a shop's order page, support). */
+  readonly paymentIdIndexSql: string;
 }
 
 const PART = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
@@ -38,5 +40,6 @@ export function tableName(value: unknown = DEFAULT_TABLE_NAME): TableName {
     sql: parts.map((part) => `"${part}"`).join('.'),
     // 63 bytes at most, as PostgreSQL would cut it anyway (with a notice).
     createdAtIndexSql: `"${table.slice(0, 63 - '_created_at_idx'.length)}_created_at_idx"`,
+    paymentIdIndexSql: `"${table.slice(0, 63 - '_payment_id_idx'.length)}_payment_id_idx"`,
   };
 }

@@ -39,7 +39,9 @@ describe('PostgresStore options', () => {
     expect(tableName('billing.Inbox')).toMatchObject({
       sql: '"billing"."Inbox"',
       createdAtIndexSql: '"Inbox_created_at_idx"',
+      paymentIdIndexSql: '"Inbox_payment_id_idx"',
     });
+    expect(tableName('x'.repeat(63)).paymentIdIndexSql).toBe(`"${'x'.repeat(48)}_payment_id_idx"`);
     expect(tableName().sql).toBe('"service_pay_inbox"');
   });
 
@@ -103,6 +105,13 @@ describe('PostgresStore on PostgreSQL: migrate, prune, setup errors', () => {
       'outcome text NO',
       'reason text YES',
       'created_at timestamp with time zone NO',
+    ]);
+    // Prune walks created_at; shops and support look rows up by payment_id.
+    const indexes = await pool.query('select indexdef from pg_indexes where tablename = $1 order by indexname', [name]);
+    expect(indexes.rows.map((r) => r.indexdef.replace(/^.* USING /, ''))).toEqual([
+      'btree (created_at)',
+      'btree (payment_id)',
+      'btree (key)',
     ]);
   });
 

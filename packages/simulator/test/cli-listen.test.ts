@@ -179,6 +179,20 @@ describe('service-pay listen', { timeout: 30_000 }, () => {
     expect((await sim.exit).code).toBe(0);
   });
 
+  it('the human banner suggests npx service-pay (the bin of a local install is not on PATH)', async () => {
+    const dir = await projectDir();
+    const child = spawn(process.execPath, [bin, 'listen', '--port', '0', '--forward-to', 'http://127.0.0.1:9/x'], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    cleanup.push(async () => child.kill('SIGKILL'));
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c));
+    await expect.poll(() => out, { timeout: 15_000 }).toMatch(/from another terminal: .*\n/);
+    expect(out).toContain('Trigger an event from another terminal: npx service-pay trigger payment.paid');
+    child.kill('SIGINT');
+  });
+
   it('refuses a missing --forward-to, a broken secrets file and merchant flags (exit 2)', async () => {
     const dir = await projectDir();
     expect(await run(['listen'], dir)).toMatchObject({
@@ -216,6 +230,26 @@ describe('service-pay trigger without a running simulator', () => {
     expect(app.handled.map((e) => e.amount)).toEqual(['1.25']);
   });
 
+  it('--duplicates N --concurrent sends N+1 deliveries at once (as the root README counts); --concurrent alone, 2', async () => {
+    const dir = await projectDir();
+    const { secrets } = await import('../src/cli/dev-secrets.js').then((m) =>
+      m.loadDevSecrets(join(dir, '.service-pay', 'dev-secrets.json')),
+    );
+    const app = await startReceiver({ secret: secrets.webhookSecret });
+    cleanup.push(() => app.close());
+    const env = { SERVICE_PAY_SIMULATOR_URL: await nothingListening() };
+    const three = await run(
+      ['trigger', 'payment.paid', '--forward-to', app.url, '--duplicates', '2', '--concurrent', '--json'],
+      dir,
+      env,
+    );
+    const kinds = (r: Run) => JSON.parse(r.stdout).deliveries.map((d: { kind: string }) => d.kind);
+    expect(kinds(three)).toEqual(['original', 'concurrent-duplicate', 'concurrent-duplicate']);
+    const two = await run(['trigger', 'payment.paid', '--forward-to', app.url, '--concurrent', '--json'], dir, env);
+    expect(kinds(two)).toEqual(['original', 'concurrent-duplicate']);
+    expect(app.handled).toHaveLength(2); // one credit per payment, whatever the number of deliveries
+  });
+
   it("prints the receiver's error code next to a refusal: a wrong secret reads as SIGNATURE_MISMATCH", async () => {
     const dir = await projectDir();
     const app = await startReceiver({ secret: 'whsec_not_the_dev_secret' });
@@ -239,7 +273,7 @@ describe('service-pay trigger without a running simulator', () => {
     const r = await run(['trigger', 'payment.paid'], dir, env);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain(
-      `no simulator answered at ${nowhere} (ECONNREFUSED); start one with 'service-pay listen`,
+      `no simulator answered at ${nowhere} (ECONNREFUSED); start one with 'npx service-pay listen`,
     );
     const d = await run(['deliveries', '--json'], dir, env);
     expect(d.code).toBe(3);

@@ -35,7 +35,7 @@ export async function callControl<T>(baseUrl: string, method: string, path: stri
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     throw new UnreachableError(
-      `no simulator answered at ${baseUrl} (${cause?.code ?? cause?.message ?? (error as Error).message}); start one with 'service-pay listen --forward-to URL' or 'service-pay simulate', or point --simulator at it`,
+      `no simulator answered at ${baseUrl} (${cause?.code ?? cause?.message ?? (error as Error).message}); start one with 'npx service-pay listen --forward-to URL' or 'npx service-pay simulate', or point --simulator at it`,
     );
   }
   const text = await res.text();

@@ -158,7 +158,7 @@ export async function listenCommand(args: string[], io: Io, stopSignal: () => Pr
         `  SERVICE_API_KEY=${secrets.apiKey}`,
         `  SERVICE_API_SECRET=${secrets.apiSecret}`,
         `  SERVICE_WEBHOOK_SECRET=${secrets.webhookSecret}`,
-        'Trigger an event from another terminal: service-pay trigger payment.paid --amount 12.50',
+        'Trigger an event from another terminal: npx service-pay trigger payment.paid --amount 12.50',
       ].join('\n'),
     );
   }

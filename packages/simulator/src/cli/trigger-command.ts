@@ -26,7 +26,7 @@ Options:
   --forward-to URL        send the webhook here (default: where the running simulator forwards)
   --simulator URL         the running simulator, default $SERVICE_PAY_SIMULATOR_URL or ${DEFAULT_SIMULATOR_URL}
   --duplicates N          extra deliveries of the same event (fresh dl_ ids)
-  --concurrent            send the duplicates at the same moment as the first
+  --concurrent            send the duplicates (1 without --duplicates) at the same moment as the first
   --drop-responses N      ignore the answers to the first N attempts (the sender retries)
   --delay-ms MS           hold each delivery this long before its first attempt
   --fail-all              the endpoint is "down": every attempt fails without a request
