@@ -65,12 +65,14 @@ for (const readme of readmes(root.replace(/\/$/, ''))) {
   const dir = join(compileDir(dirname(readme)), FOLDER);
   let n = 0;
   for (let i = 0; i < lines.length; i++) {
-    const fence = /^```(ts|typescript|tsx)\s*$/.exec(lines[i] as string);
+    // Blocks inside a list item are indented; they count the same (their indent is taken off).
+    const fence = /^(\s*)```(ts|typescript|tsx)\s*$/.exec(lines[i] as string);
     if (fence === null) continue;
-    const end = lines.indexOf('```', i + 1);
+    const indent = fence[1] as string;
+    const end = lines.findIndex((line, at) => at > i && line === `${indent}\`\`\``);
     if (end === -1) throw new Error(`${relative(root, readme)}:${i + 1}: a code block that never closes`);
     const context = contextBefore(lines, i);
-    const code = [...context, ...lines.slice(i + 1, end)].join('\n');
+    const code = [...context, ...lines.slice(i + 1, end).map((line) => line.slice(indent.length))].join('\n');
     const marker = /^<!-- not-compiled: (.+) -->$/.exec((lines[i - 1] ?? '').trim());
     if (marker !== null) skipped.push(`${relative(root, readme)}:${i + 1} (${marker[1]})`);
     else {
@@ -78,7 +80,7 @@ for (const readme of readmes(root.replace(/\/$/, ''))) {
       folders.add(dir);
       const file = join(
         dir,
-        `${relative(root, readme).replaceAll('/', '_').replace(/\.md$/, '')}-${++n}.${fence[1] === 'tsx' ? 'tsx' : 'ts'}`,
+        `${relative(root, readme).replaceAll('/', '_').replace(/\.md$/, '')}-${++n}.${fence[2] === 'tsx' ? 'tsx' : 'ts'}`,
       );
       // A block with no import or export is still a module of its own (its names do not collide).
       writeFileSync(file, /^\s*(import|export)\s/m.test(code) ? code : `${code}\nexport {};\n`);

@@ -8,4 +8,5 @@ export type {
   WebhookLogger,
 } from '@service-pay/core';
 export { PaymentRejectedError, WebhookError } from '@service-pay/core';
+export { keepRawBody } from './keep-raw-body.js';
 export { type ServiceWebhookMiddleware, type ServiceWebhookOptions, serviceWebhook } from './service-webhook.js';

@@ -31,7 +31,7 @@ export type ServiceWebhookMiddleware = (
 // hold whether that parser is global or on the route: an express.raw() on the route would not, since a
 // global express.json() has already consumed the stream by then.
 const FIX =
-  'Register the webhook route before app.use(express.json()) and take any JSON parser off the route itself; or, where express.json() must run first, keep the exact bytes with its verify option: express.json({ verify: (req, _res, buf) => { req.rawBody = buf } }).';
+  'Register the webhook route before app.use(express.json()) and take any JSON parser off the route itself; or, where express.json() must run first, keep the exact bytes with its verify option: express.json({ verify: keepRawBody }), keepRawBody from @service-pay/express.';
 
 /**
  * Express 4 and 5 middleware that verifies a payment service webhook and runs `onPaymentPaid` exactly once
