@@ -309,12 +309,61 @@ describe('store faults (v2): the claim', () => {
     expect(logger.at('error')[0]?.fields).toMatchObject({ code: 'STORE_UNAVAILABLE', status: 503 });
   });
 
+  it('a refused connection is logged as what it is, not as "did not answer in time"', async () => {
+    const store = new FaultyStore();
+    store.failClaim = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' });
+    const { handle, logger } = setup({ store });
+    expectError(await handle(delivery()), 503, 'STORE_UNAVAILABLE');
+    const message = logger.at('error')[0]?.message;
+    expect(message).toBe(
+      'The store failed (connect ECONNREFUSED 127.0.0.1:6379); answered 503 so the sender retries later.',
+    );
+    expect(message).not.toMatch(/in time/);
+    const withCode = new FaultyStore();
+    withCode.failClaim = Object.assign(new Error('terminating connection due to administrator command'), {
+      code: '57P01',
+    });
+    const second = setup({ store: withCode });
+    await second.handle(delivery());
+    expect(second.logger.at('error')[0]?.message).toMatch(/^The store failed \(57P01: terminating connection/);
+  });
+
+  it('during an outage each 503 is one error line: no RELEASE_FAILED warning for claims that never landed', async () => {
+    const store = new FaultyStore();
+    const down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' });
+    store.failClaim = down;
+    store.failRelease = down;
+    const { handle, logger } = setup({ store, leaseMs: 200 });
+    for (let i = 0; i < 5; i++) expectError(await handle(delivery()), 503, 'STORE_UNAVAILABLE');
+    await eventually(() => expect(store.count('release')).toBeGreaterThanOrEqual(5));
+    expect(logger.at('error').map((l) => l.fields.code)).toEqual(Array(5).fill('STORE_UNAVAILABLE'));
+    expect(logger.at('warn')).toEqual([]);
+    // The release is still tried (a claim may land after its error); its failure is there at debug.
+    expect(logger.at('debug').filter((l) => l.fields.code === 'RELEASE_FAILED').length).toBe(5);
+  });
+
+  it('a release that fails after a handler failure still warns (that lease did land and holds retries off)', async () => {
+    const store = new FaultyStore();
+    store.failRelease = new Error('ECONNRESET');
+    const { handle, logger } = setup({
+      store,
+      onPaymentPaid: () => {
+        throw new Error('boom');
+      },
+    });
+    expectError(await handle(delivery()), 500, 'HANDLER_FAILED');
+    await eventually(() => expect(logger.at('warn').map((l) => l.fields.code)).toContain('RELEASE_FAILED'));
+  });
+
   it('store slow -> 503 after the bounded wait, not a hang', async () => {
     const store = new FaultyStore();
     store.failClaim = 'hang';
-    const { handle, calls } = setup({ store, storeTimeoutMs: 50 });
+    const { handle, calls, logger } = setup({ store, storeTimeoutMs: 50 });
     expectError(await handle(delivery()), 503, 'STORE_UNAVAILABLE');
     expect(calls).toHaveLength(0);
+    expect(logger.at('error')[0]?.message).toBe(
+      'The store did not answer within storeTimeoutMs; answered 503 so the sender retries later.',
+    );
   });
 
   it('regression: a claim that lands after the 503 (a paused store) is released, so the retry is not held off', async () => {

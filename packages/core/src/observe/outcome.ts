@@ -11,7 +11,7 @@ import type { WebhookErrorCode } from '../errors/error-codes.js';
  * - `refused`: the request was refused before any payment was looked at (401, 400, 405, 413, 415, ...).
  * - `failed`: the handler threw, a commit failed, or something unexpected broke (500).
  * - `timeout`: the handler was still running at `handlerTimeoutMs` (500).
- * - `unavailable`: the store did not answer in time (503).
+ * - `unavailable`: the store failed or did not answer within `storeTimeoutMs` (503).
  *
  * @example
  * ```ts

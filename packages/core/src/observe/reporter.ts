@@ -1,6 +1,7 @@
 import { STATUS_BY_CODE, type WebhookErrorCode } from '../errors/error-codes.js';
 import type { WebhookError } from '../errors/webhook-error.js';
 import type { AttemptResult } from '../pipeline/attempt.js';
+import { StoreTimeoutError } from '../pipeline/store-call.js';
 import { safeLog, type WebhookLogger } from './logger.js';
 import type { AttemptSource, Outcome, OutcomeKind } from './outcome.js';
 import { RateLimiter } from './rate-limit.js';
@@ -39,7 +40,7 @@ const MESSAGES: Record<AttemptResult['outcome'], string> = {
   failed: 'onPaymentPaid failed; nothing recorded, the sender will retry.',
   timeout:
     'onPaymentPaid was still running at handlerTimeoutMs: ctx.signal aborted and the attempt given up (not released: a retry after the lease runs it again).',
-  unavailable: 'The store did not answer in time; answered 503 so the sender retries later.',
+  unavailable: 'The store did not answer within storeTimeoutMs; answered 503 so the sender retries later.',
 };
 
 /**
@@ -233,8 +234,21 @@ export function statusOf(result: AttemptResult): number {
 }
 
 function failureMessage(result: Extract<AttemptResult, { outcome: 'failed' | 'unavailable' }>): string {
-  if (result.outcome === 'unavailable') return MESSAGES.unavailable;
+  if (result.outcome === 'unavailable') {
+    // A refused connection fails at once: saying "did not answer in time" would send the merchant to look
+    // at latency instead of at a server that is down or a wrong address.
+    if (result.error instanceof StoreTimeoutError) return MESSAGES.unavailable;
+    return `The store failed (${describeStoreError(result.error)}); answered 503 so the sender retries later.`;
+  }
   return result.code === 'COMMIT_FAILED'
     ? 'The transaction could not be committed; nothing was credited, the sender will retry.'
     : MESSAGES.failed;
+}
+
+/** A store error in a few words: its code (ECONNREFUSED, 57P01, ...) and message, as the client gave them. */
+function describeStoreError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error).slice(0, 200);
+  const code = (error as { code?: unknown }).code;
+  const message = error.message.slice(0, 200) || error.name;
+  return typeof code === 'string' && code !== '' && !message.includes(code) ? `${code}: ${message}` : message;
 }

@@ -73,17 +73,26 @@ export class AttemptEngine {
    * passed (by then the lease has run out by itself). Used after a claim whose outcome is unknown (it may
    * land later) and after a handler failure, so a retry is not held off by a lease nobody runs.
    */
-  releaseInBackground(store: DedupeStore, key: string, token: string, untilMs: number, logFields: object): void {
+  releaseInBackground(
+    store: DedupeStore,
+    key: string,
+    token: string,
+    untilMs: number,
+    logFields: object,
+    afterFailedClaim = false,
+  ): void {
     void (async () => {
       for (let n = 0; this.now() < untilMs; n++) {
         try {
           await this.bounded(store.release(key, token), 'release');
           return;
         } catch (error) {
+          // After a failed claim the 503 was already logged as STORE_UNAVAILABLE, and the claim most often
+          // never reached the store: a warning per 503 would double the noise of an outage for nothing.
           if (n === 0)
             safeLog(
               this.o.logger,
-              'warn',
+              afterFailedClaim ? 'debug' : 'warn',
               { ...logFields, code: 'RELEASE_FAILED', err: error },
               'Could not release the claim yet; retrying until the lease runs out.',
             );

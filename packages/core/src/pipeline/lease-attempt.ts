@@ -39,7 +39,7 @@ export async function leaseAttempt<T>(
     try {
       claim = await engine.bounded(store.claim(key, token, fingerprint, leaseMs), 'claim');
     } catch (error) {
-      engine.releaseInBackground(store, key, token, sentAt + leaseMs, input.logFields);
+      engine.releaseInBackground(store, key, token, sentAt + leaseMs, input.logFields, true);
       return conclusion.concluded({ outcome: 'unavailable', error }, input);
     }
     if (claim.state !== 'claimed') return conclusion.concluded(seenBefore(claim, fingerprint), input);

@@ -13,15 +13,15 @@ export function delivery(event: PaymentPaidEvent): WebhookRequest {
 /** Collects what the pipeline logs, so a test can both stay quiet and look at what was said. */
 export function recordingLogger(): WebhookLogger & {
   messages: string[];
-  entries: Array<{ fields: Record<string, unknown>; message: string }>;
+  entries: Array<{ level: string; fields: Record<string, unknown>; message: string }>;
 } {
-  const entries: Array<{ fields: Record<string, unknown>; message: string }> = [];
+  const entries: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
   const messages: string[] = [];
-  const keep = (fields: Record<string, unknown>, message: string) => {
-    entries.push({ fields, message });
+  const keep = (level: string) => (fields: Record<string, unknown>, message: string) => {
+    entries.push({ level, fields, message });
     messages.push(message);
   };
-  return { messages, entries, debug: keep, info: keep, warn: keep, error: keep };
+  return { messages, entries, debug: keep('debug'), info: keep('info'), warn: keep('warn'), error: keep('error') };
 }
 
 /** A prefix no other test (or other engineer's run on the shared Redis) uses. */
