@@ -36,7 +36,12 @@ const server = createApp(booted).listen(0, '127.0.0.1');
 await new Promise((resolve) => server.once('listening', resolve));
 baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const keep = process.argv.includes('--keep');
-console.log(`dashboard ${sim.dashboardUrl}   (open it; pnpm demo --keep leaves it running)`);
+// A URL that dies with the demo a few seconds later only sends the reader to a dead page: print it when kept.
+console.log(
+  keep
+    ? `dashboard ${sim.dashboardUrl}   (kept running after the demo, until Ctrl+C)`
+    : 'dashboard: closes with the demo; run `pnpm demo --keep` to keep it (and the shop) open to look around',
+);
 console.log(
   `simulator ${sim.url}   shop ${baseUrl}   database ${process.env.DATABASE_URL ? 'postgres' : 'pglite'}   store ${process.env.REDIS_URL ? 'redis (lease)' : 'postgres (transactional)'}\n`,
 );
