@@ -17,11 +17,21 @@ const articles = new Map();
 
 const $ = (id) => document.getElementById(id);
 
+// The control token: in the page itself on loopback, in the URL's fragment (#token=..., never sent to the
+// server in a request line) when the simulator listens beyond loopback.
+const TOKEN =
+  document.querySelector('meta[name="simulator-token"]')?.getAttribute('content') ||
+  new URLSearchParams(location.hash.slice(1)).get('token') ||
+  '';
+
 /** One control API call; a refusal becomes an Error with the simulator's code and message. */
 async function control(method, path, body) {
   const res = await fetch(`/_simulator${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: {
+      'x-simulator-token': TOKEN,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const data = await res.json().catch(() => ({}));
@@ -416,7 +426,7 @@ function answer(attempt) {
 // ---- the live feed ----------------------------------------------------------------------------------
 
 function connect() {
-  const feed = new EventSource('/_simulator/events');
+  const feed = new EventSource(`/_simulator/events?token=${encodeURIComponent(TOKEN)}`);
   const connection = $('connection');
   feed.addEventListener('open', () => {
     connection.textContent = 'Live: updates appear as they happen.';

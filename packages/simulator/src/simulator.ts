@@ -52,6 +52,13 @@ export interface Simulator {
   /** The dashboard: `url` + `/`. */
   readonly dashboardUrl: string;
   readonly port: number;
+  /** The address the server is bound to, as given (`127.0.0.1`, `0.0.0.0`, ...); `url` is how to reach it here. */
+  readonly host: string;
+  /**
+   * This run's control token: every state-changing control API call carries it in `X-Simulator-Token`
+   * (reads too when `host` is not loopback). The dashboard gets it from its own page.
+   */
+  readonly controlToken: string;
   readonly merchants: readonly SimulatorMerchant[];
   /** Delivery timing in force (defaults filled in: 8 attempts, 1000 ms x 2 backoff, 5000 ms timeout). */
   readonly retry: Readonly<Required<ResolvedRetry>>;
@@ -144,6 +151,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     url: server.url,
     dashboardUrl: `${server.url}/`,
     port: server.port,
+    host: o.host,
+    controlToken: o.controlToken,
     merchants: Object.freeze([...o.merchants.values()].map((m) => Object.freeze({ ...m }))),
     retry: Object.freeze({ ...o.retry }),
     get faults() {

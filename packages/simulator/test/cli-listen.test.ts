@@ -68,6 +68,7 @@ interface Started {
   event: string;
   url: string;
   forwardTo: string | null;
+  controlToken: string;
   secretsFile: string;
   merchants: { apiKey: string; apiSecret: string; webhookSecret: string }[];
 }
@@ -137,7 +138,10 @@ describe('service-pay listen', { timeout: 30_000 }, () => {
       expireSec: 600,
       notifyUrl: 'https://shop.example/webhooks/service',
     });
-    await fetch(`${sim.started.url}/_simulator/payments/${payment.paymentId}/pay`, { method: 'POST' });
+    await fetch(`${sim.started.url}/_simulator/payments/${payment.paymentId}/pay`, {
+      method: 'POST',
+      headers: { 'x-simulator-token': sim.started.controlToken },
+    });
     await expect.poll(() => app.handled.map((e) => e.orderNo)).toEqual(['from-the-app']);
     await expect.poll(() => sim.output()).toMatch(/"event":"attempt".*"status":200/);
 
@@ -175,8 +179,25 @@ describe('service-pay listen', { timeout: 30_000 }, () => {
     );
     expect(table.stdout).toMatch(/original\s+failed\s+3\s+endpoint down/);
 
+    // trigger found the token in the state file listen left here; from another folder it has none.
+    const stateFile = join(dir, '.service-pay', 'simulator.json');
+    expect(JSON.parse(await readFile(stateFile, 'utf8'))).toMatchObject({
+      url: sim.started.url,
+      controlToken: sim.started.controlToken,
+    });
+    expect((await stat(stateFile)).mode & 0o777).toBe(0o600);
+    const elsewhere = await run(['trigger', 'payment.paid'], await projectDir(), env);
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toMatch(/No control token.*or set SERVICE_PAY_SIMULATOR_TOKEN/);
+    const withEnv = await run(['deliveries', '--limit', '1'], await projectDir(), {
+      ...env,
+      SERVICE_PAY_SIMULATOR_TOKEN: sim.started.controlToken,
+    });
+    expect(withEnv.code).toBe(0);
+
     sim.child.kill('SIGTERM');
     expect((await sim.exit).code).toBe(0);
+    expect(existsSync(stateFile)).toBe(false);
   });
 
   it('the human banner suggests npx service-pay (the bin of a local install is not on PATH)', async () => {

@@ -245,14 +245,20 @@ describe('service-pay simulate', () => {
     const banner = sim.output();
     expect(banner).toContain(`apiKey         ${merchant.apiKey}`);
     expect(banner).toContain(`webhookSecret  ${merchant.webhookSecret}`);
-    expect(banner).toContain(`control API   ${sim.url}/_simulator`);
+    expect(banner).toContain(`control API   ${sim.url}/_simulator (header x-simulator-token for changes)`);
     expect(banner).toContain('up to 8 attempts, backoff 10 ms x 2, timeout 5000 ms');
 
     const client = createServiceClient({ baseUrl: sim.url, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret });
     const payment = await client.createPayment(input({ notifyUrl: receiver.url }));
-    const paid = await fetch(`${sim.url}/_simulator/payments/${payment.paymentId}/pay`, { method: 'POST' });
+    // The banner gives the control token; a change without it is refused.
+    const token = /control token (\S+)/.exec(banner)?.[1] ?? '';
+    expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    const pay = (headers: Record<string, string>) =>
+      fetch(`${sim.url}/_simulator/payments/${payment.paymentId}/pay`, { method: 'POST', headers });
+    expect((await pay({})).status).toBe(401);
+    const paid = await pay({ 'x-simulator-token': token });
     expect(paid.status).toBe(200);
-    await fetch(`${sim.url}/_simulator/wait-idle`, { method: 'POST' });
+    await fetch(`${sim.url}/_simulator/wait-idle`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
     expect(receiver.handled.map((e) => e.paymentId)).toEqual([payment.paymentId]);
     await expect
       .poll(() => sim.output())

@@ -19,12 +19,11 @@ async function world() {
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${s.sim.url}/_simulator${path}`, {
       method,
-      ...(body === undefined
-        ? {}
-        : {
-            headers: { 'content-type': 'application/json' },
-            body: typeof body === 'string' ? body : JSON.stringify(body),
-          }),
+      headers: {
+        'x-simulator-token': s.sim.controlToken,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
     return { status: res.status, body: await res.json() };
   };
@@ -49,8 +48,11 @@ describe('control API under /_simulator', () => {
       seed: sim.seed,
       payments: 0,
       pendingDeliveries: 0,
+      retain: { payments: 10_000, deliveries: 50_000 },
+      dropped: { payments: 0, deliveries: 0 },
     });
     expect(JSON.stringify(body)).not.toContain(merchant.apiSecret);
+    expect(JSON.stringify(body)).not.toContain(sim.controlToken);
     expect(JSON.stringify(body)).not.toContain(merchant.webhookSecret);
   });
 

@@ -123,7 +123,7 @@ describe('the control API refuses changes from other sites', () => {
     const expire = (origin?: string) =>
       fetch(`${sim.url}/_simulator/payments/${paymentId}/expire`, {
         method: 'POST',
-        headers: origin === undefined ? {} : { origin },
+        headers: { 'x-simulator-token': sim.controlToken, ...(origin === undefined ? {} : { origin }) },
       });
     const foreign = await expire('https://evil.example');
     expect(foreign.status).toBe(403);

@@ -287,7 +287,11 @@ describe('merchant API faults', () => {
     const call = async (method: string, body?: unknown) => {
       const res = await fetch(`${sim.url}/_simulator/merchant-api-fault`, {
         method,
-        ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+        headers: {
+          'x-simulator-token': sim.controlToken,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       return { status: res.status, body: await res.json() };
     };
@@ -308,7 +312,7 @@ describe('amend and test payments over the control API', () => {
     const post = async (path: string, body: unknown) => {
       const res = await fetch(`${sim.url}/_simulator${path}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', 'x-simulator-token': sim.controlToken },
         body: JSON.stringify(body),
       });
       return { status: res.status, body: await res.json() };

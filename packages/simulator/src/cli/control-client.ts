@@ -1,3 +1,5 @@
+import { CONTROL_TOKEN_HEADER } from '../http/control-access.js';
+import { controlTokenFor, TOKEN_ENV } from './simulator-state.js';
 import { UnreachableError } from './usage-error.js';
 
 /** Where `trigger` and `deliveries` look for a running simulator unless told otherwise. */
@@ -27,9 +29,14 @@ export function simulatorUrl(flag: string | undefined, env: NodeJS.ProcessEnv = 
 export async function callControl<T>(baseUrl: string, method: string, path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
+    const token = controlTokenFor(baseUrl);
     res = await fetch(`${baseUrl}/_simulator${path}`, {
       method,
-      ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      headers: {
+        ...(token === undefined ? {} : { [CONTROL_TOKEN_HEADER]: token }),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(30_000),
     });
   } catch (error) {
@@ -49,7 +56,15 @@ export async function callControl<T>(baseUrl: string, method: string, path: stri
     const { error, message } = (parsed ?? {}) as { error?: unknown; message?: unknown };
     if (typeof error !== 'string')
       throw new UnreachableError(`${baseUrl} answered, but not as a service-pay simulator (HTTP ${res.status})`);
-    throw new ControlApiError(error, res.status, typeof message === 'string' ? message : error);
+    const said = typeof message === 'string' ? message : error;
+    if (error === 'CONTROL_TOKEN_REQUIRED') {
+      throw new ControlApiError(
+        error,
+        res.status,
+        `${said} Run this command in the folder where 'npx service-pay listen' (or simulate) runs, or set ${TOKEN_ENV} to the token it printed.`,
+      );
+    }
+    throw new ControlApiError(error, res.status, said);
   }
   return parsed as T;
 }

@@ -43,11 +43,20 @@ export async function deliveriesCommand(args: string[], io: Io): Promise<number>
   const query = new URLSearchParams();
   if (v.payment !== undefined) query.set('paymentId', v.payment);
   if (v.state !== undefined) query.set('state', v.state);
-  const { deliveries } = await callControl<{ deliveries: DeliveryRecord[] }>(
-    simulatorUrl(v.simulator),
-    'GET',
-    `/deliveries${query.size > 0 ? `?${query}` : ''}`,
-  );
+  // The log comes in pages (oldest first): follow them to the end, then keep the newest --limit.
+  const deliveries: DeliveryRecord[] = [];
+  for (let after: string | null = null; ; ) {
+    if (after !== null) query.set('after', after);
+    const answer: { deliveries: DeliveryRecord[]; next?: string | null } = await callControl(
+      simulatorUrl(v.simulator),
+      'GET',
+      `/deliveries${query.size > 0 ? `?${query}` : ''}`,
+    );
+    deliveries.push(...answer.deliveries);
+    after = answer.next ?? null;
+    if (after === null) break;
+    if (limit !== 0 && deliveries.length > limit) deliveries.splice(0, deliveries.length - limit);
+  }
   const shown = limit === 0 ? deliveries : deliveries.slice(-limit);
   if (v.json) io.out(JSON.stringify(shown, null, 2));
   else if (shown.length === 0) io.out('no deliveries yet');

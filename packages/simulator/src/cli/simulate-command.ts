@@ -2,15 +2,17 @@ import { readFile } from 'node:fs/promises';
 import { SimulatorError } from '../core/errors.js';
 import { generateMerchant, type MerchantConfig } from '../core/merchant.js';
 import type { SimulatorOptions } from '../core/options.js';
+import { isLoopbackHost } from '../http/control-access.js';
 import { type Simulator, startSimulator } from '../simulator.js';
 import { integerFlag, numberFlag, parse } from './args.js';
 import { DEFAULT_SECRETS_FILE, loadDevSecrets } from './dev-secrets.js';
 import { attemptLine } from './format.js';
 import type { Io } from './io.js';
+import { STATE_FILE, TOKEN_ENV, writeSimulatorState } from './simulator-state.js';
 import { EXIT, UsageError } from './usage-error.js';
 
 const RUN_FLAGS_HELP = `  --port N                        default 4010; 0 picks a free port
-  --host HOST                     default 127.0.0.1 (the control API has no auth: keep it local)
+  --host HOST                     default 127.0.0.1; another address puts the control API on the network
   --confirmations N               confirmations before PAID, default 3
   --confirmation-interval-ms MS   pause between confirmations, default 0
   --max-attempts N                webhook attempts, 1 to 8, default 8
@@ -23,7 +25,8 @@ const RUN_FLAGS_HELP = `  --port N                        default 4010; 0 picks 
   --clock-skew-sec S              sign webhooks with now + S seconds
   --seed N                        seed of the fault generator, to repeat a run
   --config FILE                   JSON with any of: port, host, merchants, retry, faults,
-                                  confirmationIntervalMs, tokenDecimals, seed, limits. Flags win.
+                                  confirmationIntervalMs, tokenDecimals, seed, limits, retain,
+                                  controlToken. Flags win.
   --quiet                         do not print delivery attempts
   --json                          print JSON lines: {"event":"started",...}, then one
                                   {"event":"attempt",...} per delivery attempt
@@ -230,9 +233,15 @@ async function start(options: SimulatorOptions, v: RunValues, io: Io): Promise<S
 }
 
 async function runUntilStopped(sim: Simulator, io: Io, stopSignal: () => Promise<string>): Promise<number> {
+  // trigger and deliveries, run from this folder, find this simulator's URL and control token here.
+  const removeState = await writeSimulatorState(sim).catch((error: Error) => {
+    io.err(`could not write ${STATE_FILE} (${error.message}); give trigger the token with ${TOKEN_ENV}`);
+    return async () => undefined;
+  });
   const signal = await stopSignal();
   io.err(`\n${signal}: stopping the simulator...`);
   await sim.stop();
+  await removeState();
   return EXIT.OK;
 }
 
@@ -261,6 +270,8 @@ async function readConfig(path: string): Promise<Record<string, unknown>> {
     'tokenDecimals',
     'seed',
     'limits',
+    'retain',
+    'controlToken',
   ]);
   const unknown = Object.keys(parsed).filter((k) => !known.has(k));
   if (unknown.length > 0)
@@ -276,6 +287,8 @@ function started(sim: Simulator, extra: Record<string, unknown> = {}): string {
     dashboard: sim.dashboardUrl,
     merchantApi: `${sim.url}/v1/payments`,
     controlApi: `${sim.url}/_simulator`,
+    controlToken: sim.controlToken,
+    host: sim.host,
     forwardTo: sim.forwardTo,
     merchants: sim.merchants,
     retry: sim.retry,
@@ -286,12 +299,23 @@ function started(sim: Simulator, extra: Record<string, unknown> = {}): string {
 }
 
 function banner(sim: Simulator): string {
+  const local = isLoopbackHost(sim.host);
   const lines = [
-    `service-pay simulator listening on ${sim.url}`,
-    `  dashboard     ${sim.dashboardUrl}`,
+    local
+      ? `service-pay simulator listening on ${sim.url}`
+      : `service-pay simulator listening on ${sim.host}:${sim.port} (${sim.host === '0.0.0.0' || sim.host === '::' ? 'every interface' : 'not loopback'}), here ${sim.url}`,
+    // Beyond loopback the page cannot be handed the token (anyone who reaches the port would get it): the
+    // URL's fragment carries it, and fragments are never sent in a request.
+    `  dashboard     ${local ? sim.dashboardUrl : `${sim.dashboardUrl}#token=${sim.controlToken}`}`,
     `  merchant API  ${sim.url}/v1/payments`,
-    `  control API   ${sim.url}/_simulator`,
+    `  control API   ${sim.url}/_simulator (header x-simulator-token for changes${local ? '' : ' and reads'})`,
+    `  control token ${sim.controlToken}`,
   ];
+  if (!local) {
+    lines.unshift(
+      `WARNING: the dashboard and control API are reachable from the network on ${sim.host}:${sim.port}; every control call needs the control token. Use --host 127.0.0.1 unless another machine must reach it.`,
+    );
+  }
   if (sim.forwardTo !== null) lines.push(`  forwarding    every webhook to ${sim.forwardTo}`);
   for (const m of sim.merchants) {
     lines.push(
@@ -312,6 +336,9 @@ function banner(sim: Simulator): string {
       `faults: duplicates ${f.duplicateRate}, concurrent ${f.concurrentDuplicateRate}, dropped answers ${f.dropResponseRate}, clock skew ${f.clockSkewSec} s`,
     );
   }
-  lines.push(`pay a payment: curl -X POST ${sim.url}/_simulator/payments/<paymentId>/pay`, 'Press Ctrl+C to stop.');
+  lines.push(
+    `pay a payment: curl -X POST -H 'x-simulator-token: ${sim.controlToken}' ${sim.url}/_simulator/payments/<paymentId>/pay`,
+    'Press Ctrl+C to stop.',
+  );
   return lines.join('\n');
 }

@@ -1,5 +1,6 @@
 import type { DeliveryAttemptEvent } from './delivery-log.js';
 import { SimulatorError } from './errors.js';
+import { newControlToken } from './ids.js';
 import type { MerchantConfig } from './merchant.js';
 import { type PaymentLimits, resolveLimits } from './payment-input.js';
 
@@ -59,8 +60,22 @@ export interface SimulatorOptions {
   merchants: readonly MerchantConfig[];
   /** Default 0: a free port (read it from `sim.url`). */
   port?: number | undefined;
-  /** Default `127.0.0.1`. The control API has no authentication: keep it on loopback. */
+  /**
+   * Default `127.0.0.1`. Another address (`0.0.0.0`: every interface) puts the dashboard and control API on
+   * the network: the control token is then needed for reads too, and the CLI warns.
+   */
   host?: string | undefined;
+  /**
+   * The control token every state-changing control API call must carry (`X-Simulator-Token`). Default: a
+   * fresh random one per run (read it from `sim.controlToken`). 16 to 200 characters of `A-Z a-z 0-9 - _ . ~`.
+   */
+  controlToken?: string | undefined;
+  /**
+   * How much history is kept: past `payments` (default 10,000) the oldest payment is dropped, past
+   * `deliveries` (default 50,000) the oldest finished deliveries are (never one still in progress). A
+   * long chaos run stays within a few tens of MB.
+   */
+  retain?: { payments?: number | undefined; deliveries?: number | undefined } | undefined;
   retry?: RetryOptions | undefined;
   faults?: FaultOptions | undefined;
   /** Pause between two confirmations while a paid payment climbs to its threshold. Default 0. */
@@ -106,7 +121,12 @@ export interface ResolvedOptions {
   onDeliveryAttempt: ((event: DeliveryAttemptEvent) => void) | undefined;
   forwardTo: string | null;
   limits: Readonly<PaymentLimits>;
+  controlToken: string;
+  retain: Readonly<{ payments: number; deliveries: number }>;
 }
+
+/** The history kept unless `retain` says otherwise. */
+export const DEFAULT_RETAIN = Object.freeze({ payments: 10_000, deliveries: 50_000 });
 
 /** The spec's limit (section 8): never more attempts than this. */
 export const MAX_ATTEMPTS = 8;
@@ -202,7 +222,26 @@ export function resolveOptions(options: SimulatorOptions): ResolvedOptions {
     onDeliveryAttempt: options.onDeliveryAttempt,
     forwardTo: forwardTo ?? null,
     limits: resolveLimits(options.limits),
+    controlToken: resolveControlToken(options.controlToken),
+    retain: resolveRetain(options.retain),
   };
+}
+
+function resolveRetain(retain: SimulatorOptions['retain']): ResolvedOptions['retain'] {
+  if (retain === undefined) return DEFAULT_RETAIN;
+  if (retain === null || typeof retain !== 'object') throw invalid('retain must be an object.');
+  return Object.freeze({
+    payments: integer(retain.payments, 'retain.payments', 1, 10_000_000, DEFAULT_RETAIN.payments),
+    deliveries: integer(retain.deliveries, 'retain.deliveries', 10, 50_000_000, DEFAULT_RETAIN.deliveries),
+  });
+}
+
+function resolveControlToken(token: unknown): string {
+  if (token === undefined) return newControlToken();
+  if (typeof token !== 'string' || !/^[A-Za-z0-9\-_.~]{16,200}$/.test(token)) {
+    throw invalid('controlToken must be 16 to 200 characters of A-Z a-z 0-9 - _ . ~ (or left out: a random one).');
+  }
+  return token;
 }
 
 function resolveRetry(retry: RetryOptions | undefined): ResolvedRetry {

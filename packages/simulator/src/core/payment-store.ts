@@ -56,7 +56,13 @@ export class PaymentStore {
   private readonly byId = new Map<string, PaymentRecord>();
   private readonly byOrder = new Map<string, string>();
 
-  constructor(private readonly now: () => number) {}
+  /** Payments dropped (oldest first) to stay within `retain.payments`. */
+  dropped = 0;
+
+  constructor(
+    private readonly now: () => number,
+    private readonly retain = Number.POSITIVE_INFINITY,
+  ) {}
 
   get size(): number {
     return this.byId.size;
@@ -87,6 +93,7 @@ export class PaymentStore {
     };
     this.byId.set(record.paymentId, record);
     this.byOrder.set(orderKey, record.paymentId);
+    while (this.byId.size > this.retain) this.#dropOldest();
     return record;
   }
 
@@ -105,6 +112,14 @@ export class PaymentStore {
       throw new SimulatorError('DUPLICATE_ORDER_NO', `A payment for orderNo "${orderNo}" already exists: ${existing}.`);
     }
     return orderKey;
+  }
+
+  #dropOldest(): void {
+    const oldest = this.byId.values().next().value as PaymentRecord;
+    this.byId.delete(oldest.paymentId);
+    const orderKey = `${oldest.merchant.apiKey}\n${oldest.input.orderNo}`;
+    if (this.byOrder.get(orderKey) === oldest.paymentId) this.byOrder.delete(orderKey);
+    this.dropped += 1;
   }
 
   get(paymentId: string): PaymentRecord | undefined {

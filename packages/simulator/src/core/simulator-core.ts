@@ -105,7 +105,7 @@ export class SimulatorCore {
   private readonly listeners = new Set<(event: SimulatorEvent) => void>();
 
   constructor(readonly o: ResolvedOptions) {
-    this.store = new PaymentStore(o.now);
+    this.store = new PaymentStore(o.now, o.retain.payments);
     this.random = seededRandom(o.seed);
     this.faultsInForce = o.faults;
     this.apiFaults = new MerchantApiFaults(() => {
@@ -116,6 +116,7 @@ export class SimulatorCore {
       now: o.now,
       dropRate: () => this.faultsInForce.dropResponseRate,
       seed: o.seed,
+      retain: o.retain.deliveries,
       onAttempt: (delivery, attempt) => o.onDeliveryAttempt?.({ delivery, attempt } satisfies DeliveryAttemptEvent),
       onChange: (delivery) => {
         if (this.listeners.size > 0) this.emit({ type: 'delivery', delivery: snapshot(delivery) });
@@ -312,6 +313,11 @@ export class SimulatorCore {
 
   delivery(deliveryId: string): DeliveryRecord | undefined {
     return this.sender.get(deliveryId);
+  }
+
+  /** Finished deliveries dropped from the log to stay within `retain.deliveries`. */
+  get droppedDeliveries(): number {
+    return this.sender.dropped;
   }
 
   get pendingDeliveries(): number {

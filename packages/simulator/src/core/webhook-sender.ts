@@ -47,6 +47,8 @@ export interface SenderContext {
   dropRate: () => number;
   /** Seed of the per-delivery generators. */
   seed: number;
+  /** Deliveries kept; past it the oldest finished ones are dropped. */
+  retain: number;
   onAttempt: (delivery: DeliveryRecord, attempt: DeliveryAttempt) => void;
   /** The delivery was created or changed state (live record: copy it to keep it). */
   onChange: (delivery: DeliveryRecord) => void;
@@ -65,7 +67,10 @@ const FINAL: ReadonlySet<DeliveryState> = new Set(['succeeded', 'failed', 'cance
  */
 export class WebhookSender {
   private readonly byId = new Map<string, Delivery>();
-  private readonly ordered: Delivery[] = [];
+  private ordered: Delivery[] = [];
+  private created = 0;
+  /** Finished deliveries dropped to stay within `retain`. */
+  dropped = 0;
   private active = 0;
   private stopped = false;
   // Keep-alive: a retry storm against one receiver reuses a few sockets instead of opening thousands.
@@ -141,12 +146,29 @@ export class WebhookSender {
       createdAt: new Date(this.ctx.now()).toISOString(),
       attempts: [],
     };
-    const random = seededRandom((this.ctx.seed ^ Math.imul(this.ordered.length + 1, 0x9e3779b1)) >>> 0);
+    this.created += 1;
+    const random = seededRandom((this.ctx.seed ^ Math.imul(this.created, 0x9e3779b1)) >>> 0);
     const d: Delivery = { record, plan, next: undefined, timer: undefined, abort: undefined, random };
     this.byId.set(record.deliveryId, d);
     this.ordered.push(d);
+    if (this.ordered.length > this.ctx.retain) this.trim();
     this.active += 1;
     return d;
+  }
+
+  /**
+   * Drops the oldest finished deliveries down to 90% of `retain` (in one pass, so a long run pays for a
+   * trim once per tenth of the log, not per delivery). Deliveries still in progress are always kept.
+   */
+  private trim(): void {
+    let excess = this.ordered.length - Math.floor(this.ctx.retain * 0.9);
+    this.ordered = this.ordered.filter((d) => {
+      if (excess <= 0 || !FINAL.has(d.record.state)) return true;
+      this.byId.delete(d.record.deliveryId);
+      excess -= 1;
+      this.dropped += 1;
+      return false;
+    });
   }
 
   /** The first attempt, after the delivery's injected delay if it has one. */
@@ -232,6 +254,8 @@ export class WebhookSender {
 
   private settle(d: Delivery): void {
     this.active -= 1;
+    // Over the bound because deliveries were in progress at the last trim: now one has finished.
+    if (this.ordered.length > this.ctx.retain) this.trim();
     if (d.next !== undefined) this.start(d.next);
     else if (this.active === 0) this.ctx.onSettled();
   }

@@ -8,6 +8,33 @@ import type { SimulatorCore, TestPaymentInput } from '../core/simulator-core.js'
 import { parseJson, readBody, sendJson } from './http-io.js';
 
 const MAX_BODY_BYTES = 64 * 1024;
+/** List answers come in pages: at most this many items each (`?limit=`, default the same). */
+export const MAX_PAGE = 1000;
+
+/**
+ * One page of a list, oldest first: the items after `?after=<id>` (none: from the start), at most `?limit=`
+ * of them, and `next`, the id to pass as `after` for the following page (null on the last one).
+ */
+function page<T>(items: T[], idOf: (item: T) => string, query: URLSearchParams): { items: T[]; next: string | null } {
+  const rawLimit = query.get('limit');
+  const limit = rawLimit === null ? MAX_PAGE : Number(rawLimit);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE)
+    throw new SimulatorError('INVALID_OPTIONS', `limit must be a whole number from 1 to ${MAX_PAGE}.`);
+  const after = query.get('after');
+  let start = 0;
+  if (after !== null) {
+    const at = items.findIndex((item) => idOf(item) === after);
+    if (at === -1)
+      throw new SimulatorError(
+        'INVALID_OPTIONS',
+        `after=${JSON.stringify(after.slice(0, 64))} is not in the list (dropped, or never there).`,
+      );
+    start = at + 1;
+  }
+  const slice = items.slice(start, start + limit);
+  const more = start + limit < items.length;
+  return { items: slice, next: more && slice.length > 0 ? idOf(slice[slice.length - 1] as T) : null };
+}
 const PAYMENT = /^\/_simulator\/payments\/([^/]+)(?:\/(pay|expire|redeliver|amend))?$/;
 const DELIVERY = /^\/_simulator\/deliveries\/([^/]+)$/;
 const STATES: ReadonlySet<string> = new Set([
@@ -39,12 +66,15 @@ export function describeSimulator(core: SimulatorCore, url: string) {
     seed: core.o.seed,
     payments: core.store.size,
     pendingDeliveries: core.pendingDeliveries,
+    retain: core.o.retain,
+    dropped: { payments: core.store.dropped, deliveries: core.droppedDeliveries },
   };
 }
 
 /**
  * The control API under `/_simulator`: the core's helpers over HTTP, for a person with curl, the
- * dashboard, the CLI or a test in another process. No authentication: the simulator listens on loopback.
+ * dashboard, the CLI or a test in another process. Guarded by the server (Host check, control token; see
+ * ControlAccess).
  */
 export async function handleControlApi(
   core: SimulatorCore,
@@ -68,8 +98,10 @@ export async function handleControlApi(
   }
   if (path === '/_simulator/payments') {
     route('GET', 'POST');
-    if (method === 'GET') sendJson(res, 200, { payments: core.payments() });
-    else sendJson(res, 201, core.createTestPayment((await body()) as TestPaymentInput | undefined));
+    if (method === 'GET') {
+      const { items, next } = page(core.payments(), (p) => p.paymentId, query);
+      sendJson(res, 200, { payments: items, next });
+    } else sendJson(res, 201, core.createTestPayment((await body()) as TestPaymentInput | undefined));
     return;
   }
   const payment = PAYMENT.exec(path);
@@ -100,12 +132,12 @@ export async function handleControlApi(
     if (state !== undefined && !STATES.has(state)) {
       throw new SimulatorError('INVALID_OPTIONS', `state must be one of ${[...STATES].join(', ')}.`);
     }
-    sendJson(res, 200, {
-      deliveries: core.deliveries({
-        paymentId: query.get('paymentId') ?? undefined,
-        state: state as DeliveryState | undefined,
-      }),
+    const all = core.deliveries({
+      paymentId: query.get('paymentId') ?? undefined,
+      state: state as DeliveryState | undefined,
     });
+    const { items, next } = page(all, (d) => d.deliveryId, query);
+    sendJson(res, 200, { deliveries: items, next });
     return;
   }
   const delivery = DELIVERY.exec(path);

@@ -34,7 +34,12 @@ export function isDashboardPath(path: string): boolean {
  * Serves the dashboard: plain files shipped in the package's `dashboard/` folder, read once and kept.
  * No build step and no CDN, so it works offline.
  */
-export async function serveDashboard(method: string, path: string, res: ServerResponse): Promise<void> {
+export async function serveDashboard(
+  method: string,
+  path: string,
+  res: ServerResponse,
+  controlToken?: string,
+): Promise<void> {
   if (method !== 'GET' && method !== 'HEAD')
     throw new SimulatorError('METHOD_NOT_ALLOWED', `${path} accepts GET, not ${method}.`);
   const [file, type] = ASSETS[path] as readonly [string, string];
@@ -42,6 +47,12 @@ export async function serveDashboard(method: string, path: string, res: ServerRe
   if (body === undefined) {
     body = await readFile(join(dashboardFolder(), file));
     cache.set(file, body);
+  }
+  if (file === 'index.html' && controlToken !== undefined) {
+    // Same-origin hand-over: a meta tag the page's own script reads (no inline script, the CSP stays).
+    body = Buffer.from(
+      body.toString('utf8').replace('</head>', `<meta name="simulator-token" content="${controlToken}">\n</head>`),
+    );
   }
   res.writeHead(200, {
     'content-type': type,

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { SimulatorError } from '../core/errors.js';
 import type { SimulatorCore } from '../core/simulator-core.js';
+import { ControlAccess } from './control-access.js';
 import { describeSimulator, handleControlApi } from './control-api.js';
 import { isDashboardPath, serveDashboard } from './dashboard.js';
 import { EventStream } from './event-stream.js';
@@ -18,7 +19,10 @@ export class SimulatorServer {
   private readonly server: Server;
   private readonly events: EventStream;
 
+  readonly access: ControlAccess;
+
   constructor(private readonly core: SimulatorCore) {
+    this.access = new ControlAccess(core.o.controlToken, core.o.host);
     this.events = new EventStream(core, () => describeSimulator(core, this.url));
     this.server = createServer((req, res) => {
       void this.handle(req, res);
@@ -62,13 +66,19 @@ export class SimulatorServer {
       const query = new URLSearchParams(q === -1 ? '' : target.slice(q + 1));
       if (path.startsWith('/v1/')) await handleMerchantApi(this.core, req, res, path);
       else if (path === '/_simulator' || path.startsWith('/_simulator/')) {
+        this.access.checkHost(req, this.port);
         assertSameOrigin(req);
+        this.access.checkToken(req, query);
         if (path === '/_simulator/events') {
           if (req.method !== 'GET') throw new SimulatorError('METHOD_NOT_ALLOWED', `${path} accepts GET.`);
           this.events.open(req, res);
         } else await handleControlApi(this.core, this.url, req, res, path, query);
-      } else if (isDashboardPath(path)) await serveDashboard(req.method ?? '', path, res);
-      else
+      } else if (isDashboardPath(path)) {
+        this.access.checkHost(req, this.port);
+        // On loopback the page carries the token (only this machine can fetch it, the Host check keeps
+        // rebound pages out); beyond it, the page gets it from the banner's URL (#token=...).
+        await serveDashboard(req.method ?? '', path, res, this.access.loopbackOnly ? this.access.token : undefined);
+      } else
         throw new SimulatorError(
           'NOT_FOUND',
           `No route ${req.method} ${path}; the dashboard is at /, the merchant API under /v1, the control API under /_simulator.`,
