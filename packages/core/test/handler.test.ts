@@ -718,6 +718,20 @@ describe('logging and onOutcome (design.md section 8)', () => {
     expect(warns.filter((w) => w.fields.code === 'MALFORMED_SIGNATURE')).toHaveLength(1);
   });
 
+  it('every refusal is rate-limited per code: 10,000 GETs, 415s and 413s make one line each', async () => {
+    // Before: 405, 415 and 413 were logged on every request (10,000 GETs -> 10,000 lines, 1.2 MB).
+    const { handle, logger } = setup({ maxBodyBytes: 1024 });
+    const d = delivery();
+    for (let i = 0; i < 10_000; i++) await handle({ ...d, method: 'GET' });
+    for (let i = 0; i < 100; i++) await handle({ ...d, headers: { ...d.headers, 'content-type': 'text/plain' } });
+    for (let i = 0; i < 100; i++) await handle({ ...d, rawBody: Buffer.alloc(2048, 32) });
+    const codes = logger.at('warn').map((w) => w.fields.code);
+    expect(codes.filter((c) => c === 'METHOD_NOT_ALLOWED')).toHaveLength(1);
+    expect(codes.filter((c) => c === 'UNSUPPORTED_MEDIA_TYPE')).toHaveLength(1);
+    expect(codes.filter((c) => c === 'BODY_TOO_LARGE')).toHaveLength(1);
+    expect(logger.entries.length).toBeLessThanOrEqual(5);
+  });
+
   it('credits at info, duplicates at debug, with paymentId and deliveryId', async () => {
     const { handle, logger } = setup();
     const event = samplePaymentPaidEvent();

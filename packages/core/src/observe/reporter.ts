@@ -16,7 +16,7 @@ export interface ReportSubject {
   readonly logFields?: Record<string, unknown> | undefined;
 }
 
-const UNAUTHORIZED_LOG_PERIOD_MS = 10_000;
+const REFUSAL_LOG_PERIOD_MS = 10_000;
 
 /** The level each outcome of an attempt is logged at (design.md section 8). */
 const LEVEL_OF: Record<AttemptResult['outcome'], 'debug' | 'info' | 'error'> = {
@@ -45,13 +45,13 @@ const MESSAGES: Record<AttemptResult['outcome'], string> = {
 
 /**
  * Turns every outcome into one log line at the level section 8 of the design gives it, and one call of
- * `onOutcome`. Refusals at warn (401s rate-limited per code: the first, then a count every 10 s, so a
- * scanner cannot flood the log); credits at info; duplicates and busy answers at debug; conflicts,
+ * `onOutcome`. Refusals at warn (rate-limited per code: the first, then a count every 10 s, so a
+ * scanner cannot flood the log with 401s, 405s or 413s); credits at info; duplicates and busy answers at debug; conflicts,
  * rejections, timeouts and failures at error. A few refusals mean the merchant's setup is wrong rather than
  * the request: for those a hint with the fix is logged once (per hint), at warn.
  */
 export class Reporter {
-  readonly #unauthorized: RateLimiter;
+  readonly #refusals: RateLimiter;
   readonly #hinted = new Set<string>();
 
   constructor(
@@ -59,12 +59,12 @@ export class Reporter {
     private readonly onOutcome: ((outcome: Outcome) => void | Promise<void>) | undefined,
     private readonly now: () => number,
   ) {
-    this.#unauthorized = new RateLimiter(UNAUTHORIZED_LOG_PERIOD_MS, (code, suppressed) =>
+    this.#refusals = new RateLimiter(REFUSAL_LOG_PERIOD_MS, (code, suppressed) =>
       safeLog(
         logger,
         'warn',
         { code, status: STATUS_BY_CODE[code as WebhookErrorCode], suppressed },
-        `${suppressed} more deliveries were refused with ${code} in the last ${UNAUTHORIZED_LOG_PERIOD_MS / 1000} s.`,
+        `${suppressed} more deliveries were refused with ${code} in the last ${REFUSAL_LOG_PERIOD_MS / 1000} s.`,
       ),
     );
   }
@@ -83,7 +83,9 @@ export class Reporter {
     } else if (error.code === 'INVALID_OPTIONS') {
       // Not the request's fault: this server is misconfigured (a broken clock), so every delivery fails.
       safeLog(this.logger, 'error', fields, `Could not check a delivery: ${error.message}`);
-    } else if (error.status !== 401 || this.#unauthorized.admit(error.code)) {
+    } else if (subject.source !== 'webhook' || this.#refusals.admit(error.code)) {
+      // Every refusal is rate-limited per code, not only 401s: 10,000 GETs from a scanner made 10,000
+      // lines of 405 before. The first of each code in a window is logged, the rest counted.
       const what = subject.source === 'webhook' ? 'Refused a delivery' : 'Could not reconcile a payment';
       safeLog(this.logger, 'warn', { ...subject.logFields, ...fields }, `${what}: ${error.message}`);
     }
