@@ -65,3 +65,24 @@ describe('toRawAmount', () => {
     expect(() => toRawAmount('1', 1.5)).toThrow(InvalidAmountError);
   });
 });
+
+describe('digit cap (a uint256 has 78 digits; no token has more than 78 decimals)', () => {
+  it('refuses longer input at once, whatever it holds', () => {
+    // Before: 60,000 digits were accepted and took 2.6 s (quadratic zero stripping).
+    for (const huge of [`1${'0'.repeat(59_999)}`, `0.${'0'.repeat(60_000)}1`, '9'.repeat(200)]) {
+      expect(() => compareAmounts(huge, '1')).toThrow(/more digits than a token amount can have/);
+      expect(() => toRawAmount(huge, 18)).toThrow(InvalidAmountError);
+    }
+    expect(() => compareAmounts('1', `1.${'0'.repeat(79)}`)).toThrow(/at most 78 before and after the point/);
+    expect(() => compareAmounts('9'.repeat(79), '1')).toThrow(/at most 78/);
+  });
+
+  it('takes 78 digits on each side, zeros included', () => {
+    const max = '9'.repeat(78);
+    expect(compareAmounts(max, `${max}.${'0'.repeat(78)}`)).toBe(0);
+    expect(compareAmounts(`${'0'.repeat(77)}1`, '1')).toBe(0);
+    expect(compareAmounts(`0.${'0'.repeat(77)}1`, '0')).toBe(1);
+    expect(toRawAmount(`0.${'0'.repeat(77)}1`, 78)).toBe('1');
+    expect(toRawAmount(`${'0'.repeat(78)}.${'0'.repeat(78)}`, 78)).toBe('0');
+  });
+});
