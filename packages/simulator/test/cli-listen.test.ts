@@ -328,9 +328,9 @@ describe('service-pay trigger without a running simulator', () => {
 describe('service-pay send --json', () => {
   it('prints one JSON object with every delivery', async () => {
     const dir = await projectDir();
-    const app = await startReceiver({ secret: 'whsec_json' });
+    const app = await startReceiver({ secret: 'whsec_send_json_tests' });
     cleanup.push(() => app.close());
-    const r = await run(['send', '--url', app.url, '--secret', 'whsec_json', '--duplicates', '1', '--json'], dir);
+    const r = await run(['send', '--url', app.url, '--secret', 'whsec_send_json_tests', '--duplicates', '1', '--json'], dir);
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
     const out = JSON.parse(r.stdout);

@@ -135,12 +135,12 @@ describe.concurrent('service-pay CLI: help, version and usage errors', () => {
 
 describe('service-pay sign', () => {
   it('prints webhook headers that core verifyWebhook accepts', async () => {
-    const r = await run(['sign', '--secret', 'whsec_cli', '--timestamp', '1700000000', '--amount', '3.5', '--json']);
+    const r = await run(['sign', '--secret', 'whsec_cli_sign_tests', '--timestamp', '1700000000', '--amount', '3.5', '--json']);
     expect(r.code).toBe(0);
     const { headers, body, curl } = JSON.parse(r.stdout);
     const verified = await verifyWebhook(
       { rawBody: body, headers },
-      { secret: 'whsec_cli', now: () => 1_700_000_000_000 },
+      { secret: 'whsec_cli_sign_tests', now: () => 1_700_000_000_000 },
     );
     expect(verified.event).toMatchObject({ amount: '3.5', amountRaw: '3500000' });
     expect(curl).toContain(`-H 'X-Service-Signature: ${headers['X-Service-Signature']}'`);
@@ -176,14 +176,14 @@ describe('service-pay sign', () => {
 
 describe('service-pay send', () => {
   it('sends signed duplicates one after another; the receiver credits once; exit 0', async () => {
-    const receiver = await startReceiver({ secret: 'whsec_send' });
+    const receiver = await startReceiver({ secret: 'whsec_send_command_tests' });
     cleanup.push(() => receiver.close());
     const r = await run([
       'send',
       '--url',
       receiver.url,
       '--secret',
-      'whsec_send',
+      'whsec_send_command_tests',
       '--duplicates',
       '2',
       '--payment-id',
@@ -200,18 +200,18 @@ describe('service-pay send', () => {
   });
 
   it('sends concurrent duplicates; a 409 from the receiver makes the exit code 1', async () => {
-    const receiver = await startReceiver({ secret: 'whsec_send', work: () => new Promise((r) => setTimeout(r, 300)) });
+    const receiver = await startReceiver({ secret: 'whsec_send_command_tests', work: () => new Promise((r) => setTimeout(r, 300)) });
     cleanup.push(() => receiver.close());
-    const r = await run(['send', '--url', receiver.url, '--secret', 'whsec_send', '--duplicates', '2', '--concurrent']);
+    const r = await run(['send', '--url', receiver.url, '--secret', 'whsec_send_command_tests', '--duplicates', '2', '--concurrent']);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/-> 409 \{"error":"DELIVERY_IN_PROGRESS"/);
     expect(receiver.handled).toHaveLength(1);
   });
 
   it('a skewed clock is refused by the receiver: exit 1, the answer printed', async () => {
-    const receiver = await startReceiver({ secret: 'whsec_send' });
+    const receiver = await startReceiver({ secret: 'whsec_send_command_tests' });
     cleanup.push(() => receiver.close());
-    const r = await run(['send', '--url', receiver.url, '--secret', 'whsec_send', '--clock-skew-sec=-600']);
+    const r = await run(['send', '--url', receiver.url, '--secret', 'whsec_send_command_tests', '--clock-skew-sec=-600']);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('-> 401 {"error":"TIMESTAMP_OUT_OF_TOLERANCE"');
   });

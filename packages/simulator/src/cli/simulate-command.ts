@@ -233,12 +233,14 @@ async function start(options: SimulatorOptions, v: RunValues, io: Io): Promise<S
 }
 
 async function runUntilStopped(sim: Simulator, io: Io, stopSignal: () => Promise<string>): Promise<number> {
+  // Listening for Ctrl+C first: a signal while the state file is written must stop us cleanly too.
+  const stopped = stopSignal();
   // trigger and deliveries, run from this folder, find this simulator's URL and control token here.
   const removeState = await writeSimulatorState(sim).catch((error: Error) => {
     io.err(`could not write ${STATE_FILE} (${error.message}); give trigger the token with ${TOKEN_ENV}`);
     return async () => undefined;
   });
-  const signal = await stopSignal();
+  const signal = await stopped;
   io.err(`\n${signal}: stopping the simulator...`);
   await sim.stop();
   await removeState();
