@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createFetchHandler, signWebhook } from '../src/index.js';
 import { samplePaymentPaidEvent } from '../src/testing/index.js';
 
-const SECRET = 'whsec_fetch';
+const SECRET = 'whsec_fetch_handler_tests';
 
 describe('createFetchHandler', () => {
   it('answers a fetch Request with a Response: first delivery, then duplicate', async () => {

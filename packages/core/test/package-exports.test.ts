@@ -67,10 +67,10 @@ describe('built package', () => {
     const node = await import(dist('index.js'));
     const web = await import(dist('web.js'));
     const event = (await import(dist('testing.js'))).samplePaymentPaidEvent();
-    const { body, headers } = node.signWebhook({ event, secret: 's3cret' });
+    const { body, headers } = node.signWebhook({ event, secret: 'whsec_package_exports_s3cret' });
     const verified = await web.verifyWebhook(
       { rawBody: new TextEncoder().encode(body), headers },
-      { secret: 's3cret' },
+      { secret: 'whsec_package_exports_s3cret' },
     );
     expect(verified.event.paymentId).toBe(event.paymentId);
   });

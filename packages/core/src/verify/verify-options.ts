@@ -29,20 +29,45 @@ const SET_IT = 'Is the environment variable set?';
 const isVisible = (c: number) => c > 0x20 && c < 0x7f;
 
 /**
- * Why `secret` must never become an HMAC key, or `undefined` when it may. A blank secret is the dangerous
- * one: an unset line in an env file easily gives `""` or `" "`, and anyone can sign with it.
+ * The shortest webhook secret verification accepts. 16 characters is the least that can carry 128 bits
+ * even as raw bytes, the strength HMAC-SHA256 is used at here; real secrets are far longer (the simulator's
+ * are 59 characters), while what an env-file slip leaves behind (`a`, `undefined`, `changeme`) is shorter.
  */
-function secretProblem(secret: unknown): string | undefined {
+export const MIN_SECRET_LENGTH = 16;
+
+/** Texts a template literal makes of a missing value: `${process.env.X}` gives "undefined". */
+const MISSING_VALUE_TEXTS: ReadonlySet<string> = new Set(['undefined', 'null', 'NaN', '[object Object]']);
+
+/** Control (Cc) and invisible format (Cf: zero-width space, BOM, bidi marks) characters. */
+const INVISIBLE = /[\p{Cc}\p{Cf}]/u;
+
+/**
+ * Why `secret` must never become an HMAC key, or `undefined` when it may. A blank secret is the dangerous
+ * one: an unset line in an env file easily gives `""` or `" "`, and anyone can sign with it. Verification
+ * also asks for `MIN_SECRET_LENGTH`; signing (the test tools) does not.
+ */
+function secretProblem(secret: unknown, minLength: number): string | undefined {
   if (typeof secret !== 'string') return `is ${secret === null ? 'null' : typeof secret}, not a string. ${SET_IT}`;
   if (secret.length === 0) return `is empty. ${SET_IT}`;
-  // The usual secret starts and ends with a visible ASCII character: then no trim() is needed
-  // (verifyWebhook checks its options on every call).
-  if (isVisible(secret.charCodeAt(0)) && isVisible(secret.charCodeAt(secret.length - 1))) return undefined;
-  if (secret.trim().length === 0) {
-    return `is only whitespace, which anyone could sign with. ${SET_IT}`;
+  // The usual secret is visible ASCII throughout: one pass, no regex, no trim (verifyWebhook checks its
+  // options on every call).
+  let visible = true;
+  for (let i = 0; i < secret.length && visible; i++) visible = isVisible(secret.charCodeAt(i)) || secret[i] === ' ';
+  if (!visible || !isVisible(secret.charCodeAt(0)) || !isVisible(secret.charCodeAt(secret.length - 1))) {
+    if (secret.trim().length === 0) return `is only whitespace, which anyone could sign with. ${SET_IT}`;
+    if (secret !== secret.trim()) {
+      return 'has leading or trailing whitespace (a newline from an env file is common): trim it.';
+    }
+    const invisible = INVISIBLE.exec(secret);
+    if (invisible !== null) {
+      const code = (invisible[0].codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0');
+      return `contains an invisible character (U+${code} at index ${invisible.index}), which no copy of the secret shows: copy it again.`;
+    }
   }
-  if (secret !== secret.trim()) {
-    return 'has leading or trailing whitespace (a newline from an env file is common): trim it.';
+  if (MISSING_VALUE_TEXTS.has(secret))
+    return `is the text "${secret}": the value was missing when it was built. ${SET_IT}`;
+  if (secret.length < minLength) {
+    return `is ${secret.length} characters; a webhook secret has at least ${minLength} (128 bits for the HMAC key). Copy the whole secret.`;
   }
   return undefined;
 }
@@ -55,18 +80,18 @@ function secretProblem(secret: unknown): string | undefined {
  * const secrets = checkSecrets(process.env.SERVICE_WEBHOOK_SECRET); // throws when unset or blank
  * ```
  */
-export function checkSecrets(secret: unknown): readonly string[] {
+export function checkSecrets(secret: unknown, minLength = MIN_SECRET_LENGTH): readonly string[] {
   if (Array.isArray(secret)) {
     if (secret.length === 0) {
       throw new WebhookError('INVALID_OPTIONS', 'options.secret is an empty list: give at least one webhook secret.');
     }
     secret.forEach((s: unknown, i) => {
-      const problem = secretProblem(s);
+      const problem = secretProblem(s, minLength);
       if (problem !== undefined) throw new WebhookError('INVALID_OPTIONS', `options.secret[${i}] ${problem}`);
     });
     return [...secret] as string[];
   }
-  const problem = secretProblem(secret);
+  const problem = secretProblem(secret, minLength);
   if (problem !== undefined) {
     throw new WebhookError(
       'INVALID_OPTIONS',

@@ -212,12 +212,12 @@ export function verificationSuite(): void {
     });
 
     it('accepts any of several secrets (rotation)', async () => {
-      const old = signed(undefined, 'whsec_old');
-      const current = signed(undefined, 'whsec_new');
-      const options = { secret: ['whsec_new', 'whsec_old'], now: atT() };
+      const old = signed(undefined, 'whsec_old_rotation_secret');
+      const current = signed(undefined, 'whsec_new_rotation_secret');
+      const options = { secret: ['whsec_new_rotation_secret', 'whsec_old_rotation_secret'], now: atT() };
       await expect(verifyWebhook({ rawBody: old.body, headers: old.headers }, options)).resolves.toBeDefined();
       await expect(verifyWebhook({ rawBody: current.body, headers: current.headers }, options)).resolves.toBeDefined();
-      const neither = signed(undefined, 'whsec_retired');
+      const neither = signed(undefined, 'whsec_retired_rotation_secret');
       expect((await rejection(verifyWebhook({ rawBody: neither.body, headers: neither.headers }, options))).code).toBe(
         'SIGNATURE_MISMATCH',
       );
@@ -241,7 +241,9 @@ export function verificationSuite(): void {
 
     it('hints that a secret shaped like an API secret is the wrong one', async () => {
       const { body, headers } = signed();
-      const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: 'sk_test_api', now: atT() }));
+      const error = await rejection(
+        verifyWebhook({ rawBody: body, headers }, { secret: 'sk_test_api_0123456789abcdef', now: atT() }),
+      );
       expect(error.code).toBe('SIGNATURE_MISMATCH');
       expect(error.message).toMatch(/looks like an API secret/);
     });
@@ -486,12 +488,37 @@ export function verificationSuite(): void {
       ['a list with a blank slot', { secret: ['whsec_ok', '  '] }],
       ['a secret that is not a string', { secret: 42 }],
       ['a list holding a non-string', { secret: ['whsec_ok', null] }],
-      ['a negative tolerance', { secret: 's', toleranceSec: -1 }],
-      ['a NaN tolerance', { secret: 's', toleranceSec: Number.NaN }],
+      ['a negative tolerance', { secret: SECRET, toleranceSec: -1 }],
+      ['a NaN tolerance', { secret: SECRET, toleranceSec: Number.NaN }],
     ])('refuses options with %s', async (_, options) => {
       const { body, headers } = signed();
       const error = await rejection(verifyWebhook({ rawBody: body, headers }, options as never));
       expect(error.code).toBe('INVALID_OPTIONS');
+    });
+
+    it.each([
+      ['one character', 'a', /is 1 characters; a webhook secret has at least 16/],
+      ['15 characters', 'whsec_123456789', /is 15 characters/],
+      ['a zero-width space', '\u200b', /invisible character \(U\+200B at index 0\)/],
+      ['a NUL', '\u0000', /invisible character \(U\+0000 at index 0\)/],
+      ['a zero-width space inside', 'whsec_abc\u200bdefghijklmnop', /U\+200B at index 9/],
+      ['a byte order mark in front', '\ufeffwhsec_0123456789abcdef', /leading or trailing whitespace/],
+      ['the text "undefined"', 'undefined', /is the text "undefined"/],
+      ['the text "null" in a rotation list', [SECRET, 'null'], /secret\[1\] is the text "null"/],
+    ])('regression: refuses a weak secret, %s, naming the problem and never the secret', async (_, secret, message) => {
+      const { body, headers } = signed();
+      const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret, now: atT() }));
+      expect(error.code).toBe('INVALID_OPTIONS');
+      expect(error.message).toMatch(message);
+      // (The text "undefined" is named: it is what the value became, not a secret.)
+      if (typeof secret === 'string' && secret.length > 9) expect(error.message).not.toContain(secret);
+    });
+
+    it('takes a 16-character secret, and one with a space inside (it is visible)', async () => {
+      for (const secret of ['0123456789abcdef', 'whsec_with space_inside']) {
+        const { body, headers } = signWebhook({ event: samplePaymentPaidEvent(), secret, timestamp: T });
+        await expect(verifyWebhook({ rawBody: body, headers }, { secret, now: atT() })).resolves.toBeDefined();
+      }
     });
 
     it('regression: a clock that returns anything but a finite number fails closed', async () => {
