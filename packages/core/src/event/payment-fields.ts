@@ -20,15 +20,37 @@ const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 const rule = <T>(check: (value: unknown) => value is T, words: string): FieldRule<T> => ({ check, rule: words });
 
-const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= MAX_TEXT;
+const isText = (v: unknown): v is string =>
+  typeof v === 'string' && v.length > 0 && v.length <= MAX_TEXT && isCleanText(v);
 
-/** A non-empty string of at most 256 characters. */
-export const text = rule(isText, `must be a non-empty string of at most ${MAX_TEXT} characters`);
+/**
+ * Well-formed UTF-16 without control characters (C0, DEL, C1). A lone surrogate is stored as U+FFFD by
+ * Redis and PostgreSQL (UTF-8) but kept by the memory store, so three different ids could share one key in
+ * one store and not in another; a NUL breaks PostgreSQL text outright. One pass, no allocation.
+ */
+function isCleanText(v: string): boolean {
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return false;
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const next = v.charCodeAt(i + 1);
+      if (c > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) return false;
+      i++;
+    }
+  }
+  return true;
+}
+
+/** A non-empty string of at most 256 characters, well-formed, without control characters. */
+export const text = rule(
+  isText,
+  `must be a non-empty string of at most ${MAX_TEXT} characters, well-formed Unicode without control characters`,
+);
 
 /** `p_` and at least one more character. */
 export const paymentIdRule = rule(
   (v): v is string => isText(v) && v.length > 2 && v.charCodeAt(0) === 0x70 && v.charCodeAt(1) === 0x5f,
-  'must be a string that starts with "p_"',
+  'must be a string that starts with "p_", at most 256 characters, well-formed Unicode without control characters',
 );
 
 /** A decimal string such as `12.50`: digits, optionally a dot and more digits; no sign or exponent. */

@@ -37,15 +37,6 @@ export function isHex(value: string, length: number): boolean {
   return true;
 }
 
-/** `/^[\x21-\x7e]*$/` over `value` from `start`: visible ASCII, no space or control character. */
-export function isVisibleAscii(value: string, start: number): boolean {
-  for (let i = start; i < value.length; i++) {
-    const c = value.charCodeAt(i);
-    if (c < 0x21 || c > 0x7e) return false;
-  }
-  return true;
-}
-
 function digitRun(value: string, from: number, to: number): boolean {
   for (let i = from; i < to; i++) if (!isDigitCode(value.charCodeAt(i))) return false;
   return true;

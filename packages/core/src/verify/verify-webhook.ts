@@ -3,7 +3,6 @@ import { timingSafeEqualHex } from '../crypto/timing-safe-equal-hex.js';
 import { WebhookError } from '../errors/webhook-error.js';
 import { assertPaymentPaidEvent, PAYMENT_PAID, type PaymentPaidEvent } from '../event/payment-paid-event.js';
 import { type RawBody, toRawBytes } from '../http/raw-body.js';
-import { isVisibleAscii } from '../util/ascii.js';
 import { HEADER, readHeader } from './headers.js';
 import { mismatchHint } from './mismatch-hint.js';
 import { assertSignaturesAreHex, parseSignatureHeader, type SignatureHeader } from './signature-header.js';
@@ -44,7 +43,12 @@ const quoteEventName = (name: string) =>
   EVENT_NAME.test(name) ? `"${name}"` : `(${name.length} characters, not an event name)`;
 
 /** `/^dl_[\x21-\x7e]{1,253}$/`: the `dl_` prefix, then visible ASCII, 256 characters at most. */
-const isDeliveryId = (v: string) => v.length > 3 && v.length <= 256 && v.startsWith('dl_') && isVisibleAscii(v, 3);
+/**
+ * `dl_` and 1 to 125 characters of `A-Z a-z 0-9 _ - . :` (128 at most). The header is not signed and
+ * reaches logs, spans and the inbox, so it is held to characters that need no escaping anywhere.
+ */
+const DELIVERY_ID = /^dl_[A-Za-z0-9_\-.:]{1,125}$/;
+const isDeliveryId = (v: string) => DELIVERY_ID.test(v);
 
 /**
  * Proves a delivery came from the payment service and returns its typed, validated `payment.paid` event.
@@ -127,7 +131,7 @@ function afterSignature(
       'MISSING_DELIVERY_ID',
       deliveryId === undefined
         ? 'No X-Service-Delivery header.'
-        : 'X-Service-Delivery must start with "dl_" and be at most 256 printable characters.',
+        : 'X-Service-Delivery must be "dl_" and 1 to 125 of A-Z a-z 0-9 _ - . :',
     );
   }
   if (eventType !== PAYMENT_PAID) {
@@ -168,12 +172,21 @@ function checkTimestamp(timestamp: number, options: ResolvedVerifyOptions): void
   }
 }
 
+const MAYBE_RESERVED_KEY = /__proto__|constructor|\\u/;
+
+function dropReservedKeys(key: string, value: unknown): unknown {
+  return key === '__proto__' || key === 'constructor' ? undefined : value;
+}
+
 function parseJsonObject(body: Uint8Array | string): Record<string, unknown> {
   const text = typeof body === 'string' ? body : cryptoBackend.decodeUtf8(body);
   if (text === undefined) throw new WebhookError('INVALID_PAYLOAD', 'The payload is not valid UTF-8.');
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    // A key "__proto__" or "constructor" (also written with \u escapes) is dropped: it is never a payment
+    // field, and an own "__proto__" on the event would surprise code that spreads or merges it. The reviver
+    // costs a call per value, so it only runs when the text could hold one.
+    parsed = MAYBE_RESERVED_KEY.test(text) ? JSON.parse(text, dropReservedKeys) : JSON.parse(text);
   } catch {
     throw new WebhookError('INVALID_PAYLOAD', 'The payload is not valid JSON.');
   }

@@ -33,6 +33,74 @@ function withSignature(headers: Record<string, string>, signature: string | stri
 const v1Of = (headers: Record<string, string>) => (headers['x-service-signature'] as string).split('v1=')[1] as string;
 
 export function verificationSuite(): void {
+  describe('hardening (issue 26.6): text fields, reserved keys, the delivery id', () => {
+    const bodyWith = (fields: Record<string, unknown>) => JSON.stringify({ ...samplePaymentPaidEvent(), ...fields });
+
+    it.each([
+      ['a lone high surrogate in paymentId', { paymentId: 'p_a\ud800' }],
+      ['a lone low surrogate in paymentId', { paymentId: 'p_a\udc00b' }],
+      ['a NUL in paymentId', { paymentId: 'p_a\u0000' }],
+      ['a newline in orderNo', { orderNo: 'order\nforged log line' }],
+      ['an escape sequence in tokenSymbol', { tokenSymbol: 'USDT\u001b[31m' }],
+      ['a C1 control in txId', { txId: '0xabc\u0085' }],
+    ])('400 INVALID_PAYLOAD for %s (every store would key it differently)', async (_, fields) => {
+      const { body, headers } = signed(bodyWith(fields));
+      const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() }));
+      expect(error.code).toBe('INVALID_PAYLOAD');
+      expect(error.message).toMatch(/well-formed Unicode without control characters/);
+    });
+
+    it('keeps well-formed text: emoji (surrogate pairs), CJK, accents', async () => {
+      const { body, headers } = signed(bodyWith({ orderNo: '订单-🎉-café' }));
+      const { event } = await verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() });
+      expect(event.orderNo).toBe('订单-🎉-café');
+    });
+
+    it('drops __proto__ and constructor keys, written plainly or with escapes; other extra fields stay', async () => {
+      const base = JSON.stringify(samplePaymentPaidEvent()).slice(0, -1);
+      for (const extra of [
+        '"__proto__":{"isAdmin":true}',
+        '"\\u005f_proto__":{"isAdmin":true}',
+        '"constructor":{"prototype":{"x":1}}',
+        '"nested":{"__proto__":{"isAdmin":true}}',
+      ]) {
+        const { body, headers } = signed(`${base},${extra},"futureField":"kept"}`);
+        const { event } = await verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() });
+        const record = event as unknown as Record<string, unknown>;
+        expect(Object.hasOwn(record, '__proto__'), extra).toBe(false);
+        expect(Object.hasOwn(record, 'constructor'), extra).toBe(false);
+        expect(Object.getPrototypeOf(record)).toBe(Object.prototype);
+        expect((record as { isAdmin?: unknown }).isAdmin).toBeUndefined();
+        expect(record.futureField).toBe('kept');
+        if (extra.startsWith('"nested"')) expect(Object.hasOwn(record.nested as object, '__proto__')).toBe(false);
+      }
+    });
+
+    it('holds the unsigned delivery id to dl_ and A-Z a-z 0-9 _ - . : (128 at most)', async () => {
+      for (const deliveryId of ['dl_1', 'dl_0a1B2c.3:4-5_6', `dl_${'a'.repeat(125)}`]) {
+        const { body, headers } = signWebhook({
+          event: samplePaymentPaidEvent(),
+          secret: SECRET,
+          timestamp: T,
+          deliveryId,
+        });
+        await expect(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() })).resolves.toMatchObject({
+          deliveryId,
+        });
+      }
+      for (const deliveryId of ['dl_', 'dl_<script>', 'dl_a"b', "dl_a'b", 'dl_a b', `dl_${'a'.repeat(126)}`, 'dl_é']) {
+        const { body, headers } = signWebhook({
+          event: samplePaymentPaidEvent(),
+          secret: SECRET,
+          timestamp: T,
+          deliveryId,
+        });
+        const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() }));
+        expect([deliveryId, error.code]).toEqual([deliveryId, 'MISSING_DELIVERY_ID']);
+      }
+    });
+  });
+
   describe('signature', () => {
     it('matches a vector computed independently with openssl', async () => {
       const body =
