@@ -45,6 +45,12 @@ export interface ServiceClientOptions {
   /** Per-attempt limit for the whole answer, headers and body. Default 10 000 ms. */
   timeoutMs?: number | undefined;
   /**
+   * The largest answer body read, in bytes. Default 1 MiB (a payment is under 1 KB). A larger one is
+   * dropped unread past the limit and the call fails with `ServiceApiError` code `RESPONSE_TOO_LARGE`:
+   * a broken proxy or a hostile server cannot fill this process's memory.
+   */
+  maxResponseBytes?: number | undefined;
+  /**
    * Retries of failed requests (see `RetryOptions` for the defaults), or `false` for none. A read is
    * retried after a network error, a timeout, a 429 or a 5xx; `createPayment` only when the service
    * provably did not take the request (no connection, 429, 503 with `Retry-After`). A 4xx other than
@@ -94,6 +100,10 @@ export interface ServiceClient {
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+const CODE = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+/** Origins already warned about (plain http to another machine): once per process each. */
+const warnedInsecure = new Set<string>();
 const PAYMENT_ID = /^p_[A-Za-z0-9_-]{1,125}$/;
 
 interface Resolved {
@@ -103,6 +113,7 @@ interface Resolved {
   apiSecret: string;
   fetch: typeof globalThis.fetch | undefined;
   timeoutMs: number;
+  maxResponseBytes: number;
   retry: RetryPolicy | undefined;
   now: () => number;
 }
@@ -198,6 +209,14 @@ function resolveOptions(options: ServiceClientOptions): Resolved {
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) {
     throw bad('timeoutMs', `timeoutMs must be a whole number of milliseconds > 0, got ${describe(timeoutMs)}.`);
   }
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < 1024) {
+    throw bad(
+      'maxResponseBytes',
+      `maxResponseBytes must be a whole number of bytes >= 1024, got ${describe(maxResponseBytes)}.`,
+    );
+  }
+  if (base.protocol === 'http:' && !isLoopback(base.hostname)) warnInsecure(base.origin);
   // The option of release 0.1; silently ignoring it would turn a user's "no retries" into retries.
   if ('maxNetworkRetries' in options) {
     throw bad('maxNetworkRetries', 'maxNetworkRetries was replaced by retry: { maxAttempts } (or retry: false).');
@@ -217,6 +236,7 @@ function resolveOptions(options: ServiceClientOptions): Resolved {
     apiSecret: options.apiSecret,
     fetch: custom,
     timeoutMs,
+    maxResponseBytes,
     retry,
     now,
   };
@@ -293,7 +313,21 @@ async function sendOnce(
         body: body ?? null,
         signal: controller.signal,
       });
-      text = await response.text();
+      const read = await readCapped(response, o.maxResponseBytes);
+      if (read === undefined) {
+        const message = `${method} ${fullPath} answered ${response.status} with a body over maxResponseBytes (${o.maxResponseBytes} bytes); it was not read.`;
+        return {
+          ok: false,
+          failure: {
+            kind: 'http',
+            status: response.status,
+            code: 'RESPONSE_TOO_LARGE',
+            message,
+            retryAfterMs: undefined,
+          },
+        };
+      }
+      text = read;
     } catch (error) {
       if (signal?.aborted) return { ok: false, failure: { kind: 'aborted', reason: signal.reason } };
       if (controller.signal.aborted) return { ok: false, failure: { kind: 'timeout', limitMs } };
@@ -353,6 +387,54 @@ function finalError(
   }
 }
 
+/**
+ * The body as text, or undefined when it is longer than `max` bytes: the declared length is checked first,
+ * then the stream is read chunk by chunk and cancelled as soon as it passes the limit.
+ */
+async function readCapped(response: Response, max: number): Promise<string | undefined> {
+  const declared = Number(response.headers.get('content-length'));
+  if (declared > max) {
+    await response.body?.cancel().catch(() => undefined);
+    return undefined;
+  }
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let size = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return text + decoder.decode();
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      return undefined;
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/** Plain http to another machine sends signed requests and payment data readable on the way: say so, once. */
+function warnInsecure(origin: string): void {
+  if (warnedInsecure.has(origin)) return;
+  warnedInsecure.add(origin);
+  const message = `@service-pay/client: baseUrl ${origin} is plain http to another machine; payments and signed requests travel unencrypted. Use https:// (http:// is for a local simulator).`;
+  const proc = (globalThis as { process?: { emitWarning?: (m: string, o: { code: string }) => void } }).process;
+  if (typeof proc?.emitWarning === 'function') proc.emitWarning(message, { code: 'SERVICE_PAY_INSECURE_BASE_URL' });
+  else console.warn(message);
+}
+
+/** Server text made safe to print: control characters (newlines, escapes) become spaces; at most 500 characters. */
+function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing them is the point (forged log lines).
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim();
+  return clean.length > 500 ? `${clean.slice(0, 500)}...` : clean;
+}
+
 /** The spec's error body `{ error, message }`, or `HTTP_ERROR` with an excerpt of whatever came instead. */
 function apiErrorBody(text: string, status: number, what: string): { code: string; message: string } {
   let parsed: unknown;
@@ -362,12 +444,15 @@ function apiErrorBody(text: string, status: number, what: string): { code: strin
     // Not the spec's error body: a proxy or load balancer answered. Keep a little of it for the log.
   }
   const body = parsed as { error?: unknown; message?: unknown } | undefined;
-  if (body !== null && typeof body === 'object' && typeof body.error === 'string' && body.error.length > 0) {
+  // The code is what callers branch on: only a plain identifier is taken as one.
+  if (body !== null && typeof body === 'object' && typeof body.error === 'string' && CODE.test(body.error)) {
     const message =
-      typeof body.message === 'string' && body.message.length > 0 ? body.message : `${what} failed with ${body.error}.`;
+      typeof body.message === 'string' && printable(body.message).length > 0
+        ? printable(body.message)
+        : `${what} failed with ${body.error}.`;
     return { code: body.error, message };
   }
-  const excerpt = text.length > 200 ? `${text.slice(0, 200)}...` : text;
+  const excerpt = printable(text.length > 200 ? `${text.slice(0, 200)}...` : text);
   return {
     code: 'HTTP_ERROR',
     message: `${what} answered ${status} without an error body${excerpt ? `: ${excerpt}` : '.'}`,

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { AUTH_SCHEME, apiSignatureHex, apiStringToSign, type RequestBody, signedPath } from './api-signature.js';
 import { describe } from './describe-value.js';
 import { ServiceApiError, ServiceInputError } from './errors.js';
@@ -61,8 +61,9 @@ const EXPECTED_FORM = `"${AUTH_SCHEME} ApiKey=<key>,Timestamp=<unix seconds>,Sig
  * The server side of spec 5.1: checks the `Authorization` header of a merchant API request against the
  * method, path and raw body received. Resolves with the merchant's key; a missing or malformed header, an
  * unknown key, a wrong signature or a timestamp outside the window (checked after the signature, in both
- * directions) rejects with `ServiceApiError` status 401, code `UNAUTHORIZED`, and a message saying which.
- * Signatures are compared in constant time.
+ * directions) rejects with `ServiceApiError` status 401, code `UNAUTHORIZED`, and a message saying which,
+ * except that an unknown key and a wrong signature are answered alike (same message, same HMAC work), so
+ * the answer tells no one which keys exist. Signatures are compared in constant time.
  *
  * @example
  * ```ts
@@ -111,16 +112,17 @@ export async function verifyApiRequest(
   const header = authorizationOf(request.headers);
   const { apiKey, timestamp, signature } = parseAuthorization(header);
   const apiSecret = await options.getApiSecret(apiKey);
-  if (typeof apiSecret !== 'string' || apiSecret.length === 0)
-    throw unauthorized(`Unknown ApiKey "${apiKey.slice(0, 64)}".`);
-
+  const known = typeof apiSecret === 'string' && apiSecret.length > 0;
+  // An unknown key costs the same HMAC and gets the same answer as a wrong signature: otherwise the
+  // answer (or its timing) would tell a stranger which ApiKeys exist.
   const expected = apiSignatureHex(
-    apiSecret,
+    known ? apiSecret : DECOY_SECRET,
     apiStringToSign(timestamp, request.method.toUpperCase(), signedPath(request.path), request.rawBody),
   );
-  if (!timingSafeEqual(Buffer.from(expected, 'hex'), Buffer.from(signature, 'hex'))) {
+  const matches = timingSafeEqual(Buffer.from(expected, 'hex'), Buffer.from(signature, 'hex'));
+  if (!matches || !known) {
     throw unauthorized(
-      'Signature does not match. Sign "<timestamp>\\n<METHOD>\\n<path without query>\\n<sha256 hex of the exact body bytes>" with HMAC-SHA256 and the API secret.',
+      'Signature does not match, or the ApiKey is unknown. Sign "<timestamp>\\n<METHOD>\\n<path without query>\\n<sha256 hex of the exact body bytes>" with HMAC-SHA256 and the API secret of that ApiKey.',
     );
   }
   const seconds = Number(timestamp);
@@ -132,6 +134,9 @@ export async function verifyApiRequest(
   }
   return { apiKey, timestamp: seconds };
 }
+
+/** The key an unknown ApiKey's signature is checked with: random per process, so nothing can match it. */
+const DECOY_SECRET = randomBytes(32).toString('hex');
 
 function unauthorized(message: string): ServiceApiError {
   return new ServiceApiError(401, 'UNAUTHORIZED', message);

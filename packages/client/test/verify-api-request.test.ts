@@ -98,14 +98,27 @@ describe('verifyApiRequest', () => {
     expect((await reason(verifyApiRequest(request, options))).message).toMatch(message);
   });
 
-  it('refuses an unknown ApiKey', async () => {
-    const request = {
+  it('refuses an unknown ApiKey exactly as a wrong signature: no key oracle', async () => {
+    // Before: "Unknown ApiKey" for one and "Signature does not match" for the other.
+    const request = (authorization: string) => ({
       method: 'POST',
       path: '/v1/payments',
-      headers: { authorization: signed({ apiKey: 'ak_other' }) },
+      headers: { authorization },
       rawBody: body,
+    });
+    let lookups = 0;
+    const counting = {
+      ...options,
+      getApiSecret: (key: string) => {
+        lookups += 1;
+        return options.getApiSecret(key);
+      },
     };
-    expect((await reason(verifyApiRequest(request, options))).message).toMatch(/Unknown ApiKey/);
+    const unknown = await reason(verifyApiRequest(request(signed({ apiKey: 'ak_other' })), counting));
+    const wrong = await reason(verifyApiRequest(request(signed({ apiSecret: 'wrong' })), counting));
+    expect([unknown.status, unknown.code, unknown.message]).toEqual([wrong.status, wrong.code, wrong.message]);
+    expect(unknown.message).toMatch(/Signature does not match, or the ApiKey is unknown/);
+    expect(lookups).toBe(2); // both looked their key up; the unknown one is then checked against a decoy secret
   });
 
   it.each([

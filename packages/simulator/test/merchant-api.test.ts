@@ -100,7 +100,7 @@ describe('merchant API: client <-> simulator', () => {
       expect(await apiError(stranger.getPayment('p_1'))).toMatchObject({
         status: 401,
         code: 'UNAUTHORIZED',
-        message: expect.stringMatching(/Unknown ApiKey/),
+        message: expect.stringMatching(/Signature does not match, or the ApiKey is unknown/),
       });
     });
 
