@@ -330,7 +330,9 @@ describe('service-pay send --json', () => {
     const dir = await projectDir();
     const app = await startReceiver({ secret: 'whsec_send_json_tests' });
     cleanup.push(() => app.close());
-    const r = await run(['send', '--url', app.url, '--secret', 'whsec_send_json_tests', '--duplicates', '1', '--json'], dir);
+    const r = await run(['send', '--url', app.url, '--duplicates', '1', '--json'], dir, {
+      SERVICE_WEBHOOK_SECRET: 'whsec_send_json_tests',
+    });
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
     const out = JSON.parse(r.stdout);

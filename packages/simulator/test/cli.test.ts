@@ -21,9 +21,14 @@ interface Run {
   stderr: string;
 }
 
-function run(args: string[]): Promise<Run> {
+/** The CLI in a child process; the secrets' environment variables are the test's alone (none by default). */
+function run(args: string[], secrets: Record<string, string> = {}): Promise<Run> {
+  const { SERVICE_WEBHOOK_SECRET: _w, SERVICE_API_SECRET: _a, ...env } = process.env;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cli, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...env, ...secrets },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c));
@@ -104,7 +109,15 @@ describe.concurrent('service-pay CLI: help, version and usage errors', () => {
     [['help', 'frob'], /unknown command 'frob'/],
     [['send', '--bogus'], /Unknown option '--bogus'[\s\S]*Run 'service-pay send --help'/],
     [['send', '--secret', 's'], /--url is required/],
-    [['send', '--url', 'http://127.0.0.1:9'], /--secret is required/],
+    [
+      ['send', '--url', 'http://127.0.0.1:9'],
+      /webhook secret is required: set SERVICE_WEBHOOK_SECRET, or pass --secret-file/,
+    ],
+    [
+      ['send', '--url', 'http://127.0.0.1:9', '--secret', 's', '--secret-file', 'f'],
+      /--secret or --secret-file, not both/,
+    ],
+    [['send', '--url', 'http://127.0.0.1:9', '--secret-file', '/nonexistent/secret'], /cannot read --secret-file/],
     [['send', '--url', 'nope', '--secret', 's'], /--url must be an http/],
     [
       ['send', '--url', 'http://127.0.0.1:9', '--secret', 's', '--duplicates', 'two'],
@@ -113,7 +126,8 @@ describe.concurrent('service-pay CLI: help, version and usage errors', () => {
     [['send', '--url', 'http://127.0.0.1:9', '--secret', 's', '--amount', '1e5'], /--amount: /],
     [['send', '--url', 'http://127.0.0.1:9', '--secret', 's', '--body', '{}', '--amount', '1'], /cannot be combined/],
     [['send', '--url'], /argument missing/],
-    [['sign'], /--secret is required/],
+    [['sign'], /webhook secret is required: set SERVICE_WEBHOOK_SECRET/],
+    [['sign', 'api', '--api-key', 'k', '--path', '/v1/payments'], /API secret is required: set SERVICE_API_SECRET/],
     [['sign', '--secret', 's', '--payment-id', 'x1'], /must start with "p_"/],
     [['sign', '--secret', 's', '--delivery-id', 'x'], /must start with "dl_"/],
     [['sign', 'api', '--api-key', 'k', '--api-secret', 's'], /--path is required/],
@@ -135,7 +149,16 @@ describe.concurrent('service-pay CLI: help, version and usage errors', () => {
 
 describe('service-pay sign', () => {
   it('prints webhook headers that core verifyWebhook accepts', async () => {
-    const r = await run(['sign', '--secret', 'whsec_cli_sign_tests', '--timestamp', '1700000000', '--amount', '3.5', '--json']);
+    const r = await run([
+      'sign',
+      '--secret',
+      'whsec_cli_sign_tests',
+      '--timestamp',
+      '1700000000',
+      '--amount',
+      '3.5',
+      '--json',
+    ]);
     expect(r.code).toBe(0);
     const { headers, body, curl } = JSON.parse(r.stdout);
     const verified = await verifyWebhook(
@@ -174,6 +197,37 @@ describe('service-pay sign', () => {
   });
 });
 
+describe('secrets on the command line (issue 26.7)', () => {
+  it('come from the environment or a file without a warning; --secret still works, with one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'service-pay-secret-'));
+    cleanup.push(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'webhook-secret');
+    await writeFile(file, 'whsec_from_a_file_0123\n'); // the newline an editor adds is dropped
+    const sign = ['sign', '--timestamp', '1700000000', '--json'];
+    const fromEnv = await run(sign, { SERVICE_WEBHOOK_SECRET: 'whsec_from_the_env_0123' });
+    const fromFile = await run([...sign, '--secret-file', file]);
+    const fromArgv = await run([...sign, '--secret', 'whsec_from_the_argv_0123']);
+    for (const [r, secret] of [
+      [fromEnv, 'whsec_from_the_env_0123'],
+      [fromFile, 'whsec_from_a_file_0123'],
+      [fromArgv, 'whsec_from_the_argv_0123'],
+    ] as const) {
+      expect(r.code).toBe(0);
+      const { headers, body } = JSON.parse(r.stdout);
+      await expect(
+        verifyWebhook({ rawBody: body, headers }, { secret, now: () => 1_700_000_000_000 }),
+      ).resolves.toBeDefined();
+    }
+    expect(fromEnv.stderr).toBe('');
+    expect(fromFile.stderr).toBe('');
+    expect(fromArgv.stderr).toMatch(/warning: --secret on the command line is visible to other users \(ps\)/);
+    const api = await run(['sign', 'api', '--api-key', 'ak_1', '--path', '/v1/payments'], {
+      SERVICE_API_SECRET: 'sk_from_the_env',
+    });
+    expect([api.code, api.stderr]).toEqual([0, '']);
+  });
+});
+
 describe('service-pay send', () => {
   it('sends signed duplicates one after another; the receiver credits once; exit 0', async () => {
     const receiver = await startReceiver({ secret: 'whsec_send_command_tests' });
@@ -200,9 +254,21 @@ describe('service-pay send', () => {
   });
 
   it('sends concurrent duplicates; a 409 from the receiver makes the exit code 1', async () => {
-    const receiver = await startReceiver({ secret: 'whsec_send_command_tests', work: () => new Promise((r) => setTimeout(r, 300)) });
+    const receiver = await startReceiver({
+      secret: 'whsec_send_command_tests',
+      work: () => new Promise((r) => setTimeout(r, 300)),
+    });
     cleanup.push(() => receiver.close());
-    const r = await run(['send', '--url', receiver.url, '--secret', 'whsec_send_command_tests', '--duplicates', '2', '--concurrent']);
+    const r = await run([
+      'send',
+      '--url',
+      receiver.url,
+      '--secret',
+      'whsec_send_command_tests',
+      '--duplicates',
+      '2',
+      '--concurrent',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/-> 409 \{"error":"DELIVERY_IN_PROGRESS"/);
     expect(receiver.handled).toHaveLength(1);
@@ -211,7 +277,14 @@ describe('service-pay send', () => {
   it('a skewed clock is refused by the receiver: exit 1, the answer printed', async () => {
     const receiver = await startReceiver({ secret: 'whsec_send_command_tests' });
     cleanup.push(() => receiver.close());
-    const r = await run(['send', '--url', receiver.url, '--secret', 'whsec_send_command_tests', '--clock-skew-sec=-600']);
+    const r = await run([
+      'send',
+      '--url',
+      receiver.url,
+      '--secret',
+      'whsec_send_command_tests',
+      '--clock-skew-sec=-600',
+    ]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('-> 401 {"error":"TIMESTAMP_OUT_OF_TOLERANCE"');
   });

@@ -45,13 +45,12 @@ export function receiverError(responseBody: string): string | null {
   return typeof text === 'string' && printable(text) !== '' ? `${code}: ${clip(printable(text))}` : code;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point (escape sequences).
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+
 /** One line of text a terminal shows as it is: whitespace runs become one space, control characters go. */
 function printable(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point (escape sequences).
-  return text
-    .replace(/\s+/g, ' ')
-    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
-    .trim();
+  return text.replace(/\s+/g, ' ').replace(CONTROL, '').trim();
 }
 
 const clip = (text: string): string => (text.length > 80 ? `${text.slice(0, 80)}...` : text);

@@ -4,17 +4,19 @@ import { signWebhook } from '@service-pay/core';
 import { type PostResult, postWebhook } from '../core/post-webhook.js';
 import { integerFlag, parse, requireFlag } from './args.js';
 import type { Io } from './io.js';
+import { readSecret, WEBHOOK_SECRET } from './secret-source.js';
 import { EXIT, UsageError } from './usage-error.js';
 import { EVENT_FLAGS, EVENT_HELP, eventBody } from './webhook-event.js';
 
-export const SEND_HELP = `Usage: service-pay send --url URL --secret SECRET [options]
+export const SEND_HELP = `Usage: service-pay send --url URL [options]   (the secret from SERVICE_WEBHOOK_SECRET)
 
 Signs payment.paid deliveries exactly as the service does and POSTs them to your endpoint, printing
 each answer. Each delivery gets a fresh dl_ id; all carry the same body.
 
 Options:
   --url URL               your webhook endpoint (required)
-  --secret SECRET         the merchant's webhook secret (required)
+  --secret-file FILE      read the merchant's webhook secret from FILE (else $SERVICE_WEBHOOK_SECRET)
+  --secret SECRET         the same on the command line (visible in ps: a warning)
   --duplicates N          extra deliveries of the same event, default 0
   --concurrent            send all deliveries at once instead of one after another
   --clock-skew-sec N      sign with now + N seconds (test your tolerance check)
@@ -32,6 +34,7 @@ Example:
 const FLAGS = {
   url: { type: 'string' },
   secret: { type: 'string' },
+  'secret-file': { type: 'string' },
   duplicates: { type: 'string' },
   concurrent: { type: 'boolean' },
   'clock-skew-sec': { type: 'string' },
@@ -49,7 +52,7 @@ export async function sendCommand(args: string[], io: Io): Promise<number> {
   const url = requireFlag(values.url, 'url', 'the endpoint to send to');
   if (!/^https?:\/\//.test(url) || !URL.canParse(url))
     throw new UsageError(`--url must be an http:// or https:// URL, got ${JSON.stringify(url)}`);
-  const secret = requireFlag(values.secret, 'secret', "the merchant's webhook secret");
+  const secret = readSecret(io, values.secret, values['secret-file'], WEBHOOK_SECRET);
   const duplicates = integerFlag(values.duplicates, 'duplicates') ?? 0;
   if (duplicates < 0 || duplicates > 1000) throw new UsageError('--duplicates must be from 0 to 1000');
   const skew = integerFlag(values['clock-skew-sec'], 'clock-skew-sec') ?? 0;

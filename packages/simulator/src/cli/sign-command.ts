@@ -2,18 +2,20 @@ import { signApiRequest } from '@service-pay/client';
 import { signWebhook } from '@service-pay/core';
 import { integerFlag, parse, requireFlag } from './args.js';
 import type { Io } from './io.js';
+import { readSecret, WEBHOOK_SECRET } from './secret-source.js';
 import { curlCommand } from './shell-quote.js';
 import { EXIT, UsageError } from './usage-error.js';
 import { EVENT_FLAGS, EVENT_HELP, eventBody } from './webhook-event.js';
 
-export const SIGN_HELP = `Usage: service-pay sign --secret SECRET [options]      sign a payment.paid webhook
+export const SIGN_HELP = `Usage: service-pay sign [options]      sign a payment.paid webhook (secret: SERVICE_WEBHOOK_SECRET)
        service-pay sign api --api-key KEY --api-secret SECRET --path PATH [options]
                                                          sign a merchant API request
 
 Prints the headers, the body and a ready curl command.
 
 Webhook options:
-  --secret SECRET         the merchant's webhook secret (required)
+  --secret-file FILE      read the merchant's webhook secret from FILE (else $SERVICE_WEBHOOK_SECRET)
+  --secret SECRET         the same on the command line (visible in ps: a warning)
   --url URL               target of the curl command, default http://127.0.0.1:3000/webhooks/service
   --timestamp T           Unix seconds to sign with, default now
   --delivery-id ID        default: a fresh dl_ id
@@ -30,7 +32,8 @@ Signs a merchant API request (spec 5.1) and prints the Authorization header and 
 
 Options:
   --api-key KEY           the merchant's API key (required)
-  --api-secret SECRET     the merchant's API secret (required)
+  --api-secret-file FILE  read the merchant's API secret from FILE (else $SERVICE_API_SECRET)
+  --api-secret SECRET     the same on the command line (visible in ps: a warning)
   --method METHOD         default GET, or POST when --body is given
   --path PATH             such as /v1/payments or /v1/payments/p_123 (required)
   --base-url URL          default http://127.0.0.1:4010
@@ -45,6 +48,7 @@ Example:
 
 const WEBHOOK_FLAGS = {
   secret: { type: 'string' },
+  'secret-file': { type: 'string' },
   url: { type: 'string' },
   timestamp: { type: 'string' },
   'delivery-id': { type: 'string' },
@@ -55,6 +59,7 @@ const WEBHOOK_FLAGS = {
 const API_FLAGS = {
   'api-key': { type: 'string' },
   'api-secret': { type: 'string' },
+  'api-secret-file': { type: 'string' },
   method: { type: 'string' },
   path: { type: 'string' },
   'base-url': { type: 'string' },
@@ -71,7 +76,7 @@ export function signCommand(args: string[], io: Io): number {
     io.out(SIGN_HELP);
     return EXIT.OK;
   }
-  const secret = requireFlag(values.secret, 'secret', "the merchant's webhook secret");
+  const secret = readSecret(io, values.secret, values['secret-file'], WEBHOOK_SECRET);
   const timestamp = integerFlag(values.timestamp, 'timestamp');
   if (timestamp !== undefined && timestamp < 0) throw new UsageError('--timestamp must be Unix seconds >= 0');
   const deliveryId = values['delivery-id'];
@@ -102,7 +107,11 @@ function signApi(args: string[], io: Io): number {
     return EXIT.OK;
   }
   const apiKey = requireFlag(values['api-key'], 'api-key', "the merchant's API key");
-  const apiSecret = requireFlag(values['api-secret'], 'api-secret', "the merchant's API secret");
+  const apiSecret = readSecret(io, values['api-secret'], values['api-secret-file'], {
+    flag: 'api-secret',
+    env: 'SERVICE_API_SECRET',
+    what: "the merchant's API secret",
+  });
   const path = requireFlag(values.path, 'path', 'such as /v1/payments');
   if (!path.startsWith('/')) throw new UsageError(`--path must start with "/", got ${JSON.stringify(path)}`);
   const baseUrl = (values['base-url'] ?? 'http://127.0.0.1:4010').replace(/\/+$/, '');

@@ -110,6 +110,11 @@ export async function simulateCommand(args: string[], io: Io, stopSignal: () => 
       'give the merchant either in --config (merchants) or with --api-key/--api-secret/--webhook-secret/--confirmations, not both',
     );
   }
+  if (v['api-secret'] !== undefined || v['webhook-secret'] !== undefined) {
+    io.err(
+      'warning: secrets on the command line are visible to other users (ps) and kept in shell history; prefer --config FILE with merchants',
+    );
+  }
   const merchants: MerchantConfig[] = (file.merchants as MerchantConfig[] | undefined) ?? [
     generateMerchant({
       name: 'default',
