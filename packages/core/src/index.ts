@@ -5,6 +5,7 @@ export { compareAmounts, InvalidAmountError, toRawAmount } from './event/decimal
 export { fingerprintOf } from './event/fingerprint.js';
 export type { PaidPayment } from './event/paid-payment.js';
 export { PAYMENT_PAID, type PaymentPaidEvent } from './event/payment-paid-event.js';
+export type { BodyReadLimits } from './http/body-limit.js';
 export { createFetchHandler } from './http/fetch-handler.js';
 export type { RawBody } from './http/raw-body.js';
 export type { WebhookResponse } from './http/response.js';

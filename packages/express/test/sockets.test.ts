@@ -7,9 +7,11 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { serviceWebhook } from '../src/index.js';
 
+// Short, so 300 stalled clients take a second, not the default ten.
+const BODY_TIMEOUT_MS = 1000;
 const LEVELS: Record<number, CollectedLogLine['level']> = { 20: 'debug', 30: 'info', 40: 'warn', 50: 'error' };
 
-describe('Express on real sockets: resets mid-body, 100 MB bodies', () => {
+describe('Express on real sockets: resets mid-body, 100 MB bodies, slow clients', () => {
   const lines: CollectedLogLine[] = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {
@@ -24,6 +26,7 @@ describe('Express on real sockets: resets mid-body, 100 MB bodies', () => {
     serviceWebhook({
       secret: ADAPTER_SCENARIO_SECRET,
       onPaymentPaid: () => {},
+      bodyTimeoutMs: BODY_TIMEOUT_MS,
       logger: pino({ level: 'debug' }, stream),
     }),
   );
@@ -41,7 +44,8 @@ describe('Express on real sockets: resets mid-body, 100 MB bodies', () => {
   const report = process.env.SOCKET_REPORT
     ? (name: string, figures: Record<string, number>) => console.log(`express ${name}`, figures)
     : undefined;
-  for (const c of socketScenarios({ server, path: '/hooks', logs: () => lines, ...(report ? { report } : {}) })) {
+  const target = { server, path: '/hooks', logs: () => lines, bodyTimeoutMs: BODY_TIMEOUT_MS };
+  for (const c of socketScenarios({ ...target, ...(report ? { report } : {}) })) {
     it(c.name, c.run, 60_000);
   }
 });

@@ -6,7 +6,13 @@ import {
   type WebhookLogger,
   type WebhookStore,
 } from '@service-pay/core';
-import { bodyTooLarge, clientDisconnected, type NodeBodySource, toWebhookRequest } from '@service-pay/core/node';
+import {
+  bodyTimeout,
+  bodyTooLarge,
+  clientDisconnected,
+  type NodeBodySource,
+  toWebhookRequest,
+} from '@service-pay/core/node';
 import type { FastifyBaseLogger, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -54,7 +60,9 @@ const plugin: FastifyPluginAsync<ServiceWebhookOptions<WebhookStore>> = async (a
     // Not async, and it returns nothing: Fastify then waits for the reply, which is sent straight from the
     // core's answer. An await here plus Fastify's handling of a returned promise would add two microtask
     // turns per delivery, and under load each turn costs throughput (see handleOnce in the core).
+    const pendingBodies = new WeakMap<object, ReturnType<typeof setTimeout>>();
     const answer = (request: FastifyRequest, reply: FastifyReply, refusal?: unknown): void => {
+      clearTimeout(pendingBodies.get(request.raw));
       const webhookRequest = toWebhookRequest(request.raw, { fix: FIX, body: request.body as NodeBodySource });
       // Fastify refused the body before the route ran (over bodyLimit): the core still words the answer.
       if (refusal !== undefined) webhookRequest.rawBody = () => Promise.reject(refusal);
@@ -88,6 +96,19 @@ const plugin: FastifyPluginAsync<ServiceWebhookOptions<WebhookStore>> = async (a
       } else {
         throw error;
       }
+    });
+    // Fastify reads the body itself (and its requestTimeout is off by default): a body still arriving
+    // bodyTimeoutMs after the request began is answered 408 here, with the connection closed. A body that
+    // came with its headers (nearly every delivery) costs no timer.
+    const bodyTimeoutMs = handle.bodyTimeoutMs;
+    child.addHook('onRequest', (request, reply, done) => {
+      if (!request.raw.complete) {
+        const timer = setTimeout(() => {
+          if (!reply.sent && !reply.raw.destroyed) route(request, reply, bodyTimeout(bodyTimeoutMs));
+        }, bodyTimeoutMs);
+        pendingBodies.set(request.raw, timer); // cleared by the route's answer, whichever way it comes
+      }
+      done();
     });
     child.all(path, { bodyLimit }, route);
   });

@@ -7,10 +7,17 @@ import {
   fetchSender,
   type ScenarioRequest,
   samplePaymentPaidEvent,
+  socketScenarios,
 } from '@service-pay/core/testing';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Platform, type RunningApp, startApp } from './support/apps.js';
+import {
+  type Platform,
+  type RunningApp,
+  SLOW_ROUTE_BODY_TIMEOUT_MS,
+  slowRouteLines,
+  startApp,
+} from './support/apps.js';
 
 /** supertest for text bodies; fetch for streamed ones (supertest cannot stream a request body). */
 function sender(server: Server, url: string): AdapterUnderTest['send'] {
@@ -57,6 +64,20 @@ for (const platform of ['express', 'fastify'] as const) {
       expect(res.status).toBe(201);
       expect(res.body).toEqual({ parsed: { hello: 'world' } });
     });
+
+    it('300 slow clients that stop mid-body: each gets 408 BODY_TIMEOUT and its connection closed', async () => {
+      const report = process.env.SOCKET_REPORT
+        ? (name: string, figures: Record<string, number>) => console.log(`nestjs ${platform} ${name}`, figures)
+        : undefined;
+      const [slow] = socketScenarios({
+        server: running.server,
+        path: '/hooks/slow',
+        logs: () => slowRouteLines,
+        bodyTimeoutMs: SLOW_ROUTE_BODY_TIMEOUT_MS,
+        ...(report ? { report } : {}),
+      });
+      await slow?.run();
+    }, 60_000);
 
     it('credits a delivery sent as the service sends it', async () => {
       const event = samplePaymentPaidEvent();

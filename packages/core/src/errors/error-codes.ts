@@ -9,6 +9,7 @@
  * - `CLIENT_DISCONNECTED` is 499 (the status nginx logs for a client that closed its request): it is never
  *   sent, since nobody is left to read it, but outcome hooks and logs get a number.
  * - `PAYMENT_READ_FAILED` (reconciliation only) is 502: the payment service's API did not answer usefully.
+ * - `BODY_TIMEOUT` is 408: the body did not arrive within `bodyTimeoutMs`; the connection is closed with it.
  * - `INTERNAL_ERROR` is 500 for a failure of the library itself, outside `onPaymentPaid` (a bug): kept apart
  *   from `HANDLER_FAILED` so metrics never blame the merchant's handler for it.
  *
@@ -23,6 +24,7 @@ export const STATUS_BY_CODE = Object.freeze({
   METHOD_NOT_ALLOWED: 405,
   UNSUPPORTED_MEDIA_TYPE: 415,
   BODY_TOO_LARGE: 413,
+  BODY_TIMEOUT: 408,
   RAW_BODY_UNAVAILABLE: 500,
   CLIENT_DISCONNECTED: 499,
   MISSING_SIGNATURE: 401,

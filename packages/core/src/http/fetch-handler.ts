@@ -3,7 +3,7 @@ import { createWebhookHandler } from '../pipeline/create-webhook-handler.js';
 import type { HandlerOptions } from '../pipeline/handler-options.js';
 import type { DedupeStore } from '../store/dedupe-store.js';
 import type { WebhookStore } from '../store/transactional-store.js';
-import { bodyTooLarge, concatBytes } from './body-limit.js';
+import { type BodyReadLimits, bodyTimeout, bodyTooLarge, concatBytes } from './body-limit.js';
 import { clientDisconnected } from './client-disconnected.js';
 
 /**
@@ -36,17 +36,18 @@ export function createFetchHandler<S extends WebhookStore = DedupeStore>(
     const { status, headers, body } = await handle({
       method: request.method,
       headers: request.headers,
-      rawBody: (maxBytes) => readLimited(request, maxBytes),
+      rawBody: (maxBytes, limits) => readLimited(request, maxBytes, limits),
     });
     return new Response(body, { status, headers });
   };
 }
 
 /**
- * Reads a fetch body chunk by chunk and stops, cancelling the stream, as soon as it passes `maxBytes`. A
- * body someone already read is RAW_BODY_UNAVAILABLE, not an empty body that would fail as a bad signature.
+ * Reads a fetch body chunk by chunk and stops, cancelling the stream, as soon as it passes `maxBytes` or
+ * `limits.timeoutMs` (BODY_TIMEOUT). A body someone already read is RAW_BODY_UNAVAILABLE, not an empty body
+ * that would fail as a bad signature.
  */
-export async function readLimited(request: Request, maxBytes: number): Promise<Uint8Array> {
+export async function readLimited(request: Request, maxBytes: number, limits?: BodyReadLimits): Promise<Uint8Array> {
   let reader: ReadableStreamDefaultReader<Uint8Array>;
   try {
     if (request.bodyUsed) {
@@ -69,22 +70,39 @@ export async function readLimited(request: Request, maxBytes: number): Promise<U
   }
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    let chunk: ReadableStreamReadResult<Uint8Array>;
-    try {
-      chunk = await reader.read();
-    } catch (error) {
-      throw clientDisconnected(error);
+  // The deadline races each read: one timer per body (made on the first read), cleared when it is complete.
+  let timedOut: Promise<never> | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = () =>
+    (timedOut ??= new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        // Rejected before the cancel: cancelling ends the pending read as "done", which must not win.
+        reject(bodyTimeout(limits?.timeoutMs ?? 0));
+        reader.cancel().catch(() => {});
+      }, limits?.timeoutMs);
+    }));
+  try {
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = limits === undefined ? await reader.read() : await Promise.race([reader.read(), deadline()]);
+      } catch (error) {
+        if (error instanceof WebhookError) throw error;
+        throw clientDisconnected(error);
+      }
+      const { done, value } = chunk;
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        // Not awaited: on some runtimes (Next.js's Edge) cancel() never settles, and the 413 must go out.
+        reader.cancel().catch(() => {});
+        throw bodyTooLarge(maxBytes);
+      }
+      chunks.push(value);
     }
-    const { done, value } = chunk;
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      // Not awaited: on some runtimes (Next.js's Edge) cancel() never settles, and the 413 must go out.
-      reader.cancel().catch(() => {});
-      throw bodyTooLarge(maxBytes);
-    }
-    chunks.push(value);
+  } finally {
+    clearTimeout(timer);
+    timedOut?.catch(() => {}); // settled or not, nobody waits on it any more
   }
   return concatBytes(chunks, total);
 }

@@ -1,6 +1,10 @@
 import { WebhookError } from '../errors/webhook-error.js';
 import { HEADER, type HeadersInput, readHeader } from '../verify/headers.js';
-import { bodyTooLarge } from './body-limit.js';
+import { type BodyReadLimits, bodyTooLarge } from './body-limit.js';
+
+/** `bodyTimeoutMs` unless set: twice the sender's own 5 s answer limit. */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+
 import { exceedsBytes, type RawBody, toRawBytes } from './raw-body.js';
 
 /**
@@ -16,7 +20,11 @@ import { exceedsBytes, type RawBody, toRawBytes } from './raw-body.js';
 export interface WebhookRequest {
   method: string;
   headers: HeadersInput;
-  rawBody: RawBody | ((maxBytes: number) => Promise<RawBody>);
+  /**
+   * The bytes, or a reader the handler calls with the byte limit and the time limit (`bodyTimeoutMs`): a
+   * reader should stop at either and reject with `bodyTooLarge` / `bodyTimeout` (the built-in ones do).
+   */
+  rawBody: RawBody | ((maxBytes: number, limits?: BodyReadLimits) => Promise<RawBody>);
 }
 
 const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -29,6 +37,7 @@ const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 export function receiveBody(
   request: WebhookRequest,
   maxBytes: number,
+  limits: BodyReadLimits = { timeoutMs: DEFAULT_BODY_TIMEOUT_MS },
 ): Uint8Array | string | Promise<Uint8Array | string> {
   const method = (request as Partial<WebhookRequest> | null)?.method;
   if (method !== 'POST') {
@@ -46,7 +55,7 @@ export function receiveBody(
   const declaredLength = readHeader(headers, HEADER.contentLength, 'UNSUPPORTED_MEDIA_TYPE');
   if (declaredLength !== undefined && Number(declaredLength) > maxBytes) throw bodyTooLarge(maxBytes);
   const { rawBody } = request;
-  if (typeof rawBody === 'function') return rawBody(maxBytes).then((raw) => checkedBody(raw, maxBytes));
+  if (typeof rawBody === 'function') return rawBody(maxBytes, limits).then((raw) => checkedBody(raw, maxBytes));
   return checkedBody(rawBody, maxBytes);
 }
 

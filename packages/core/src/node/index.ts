@@ -1,4 +1,4 @@
-export { bodyTooLarge } from '../http/body-limit.js';
+export { bodyTimeout, bodyTooLarge } from '../http/body-limit.js';
 export { clientDisconnected } from '../http/client-disconnected.js';
 export {
   type NodeBodySource,

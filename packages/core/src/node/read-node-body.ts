@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { WebhookError } from '../errors/webhook-error.js';
-import { bodyTooLarge, concatBytes } from '../http/body-limit.js';
+import { bodyTimeout, bodyTooLarge, concatBytes } from '../http/body-limit.js';
 import { clientDisconnected } from '../http/client-disconnected.js';
 import type { RawBody } from '../http/raw-body.js';
 import type { WebhookRequest } from '../http/webhook-request.js';
@@ -56,6 +56,8 @@ export type NodeBodySource = NodeRequestLike | RawBody | object | null | undefin
  */
 export interface ReadNodeBodyOptions {
   fix?: string;
+  /** Longest wait for the rest of a body still arriving, in ms (the handler's `bodyTimeoutMs`). Default: none. */
+  timeoutMs?: number | undefined;
 }
 
 /**
@@ -132,6 +134,17 @@ export function readNodeBody(
   return new Promise<RawBody>((resolve, reject) => {
     const chunks: Uint8Array[] = [];
     let total = 0;
+    // Only a body still arriving gets a timer (the fast path above needs none). On expiry the rest is
+    // dropped as it comes and the 408 goes out with `connection: close`, which ends the socket.
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            cleanup();
+            chunks.length = 0;
+            req.resume();
+            reject(bodyTimeout(options.timeoutMs as number));
+          }, options.timeoutMs);
     const onData = (chunk: Uint8Array | string) => {
       const bytes = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
       total += bytes.byteLength;
@@ -158,6 +171,7 @@ export function readNodeBody(
     // 'close' before 'end' means the client went away mid-body: fail now rather than wait forever.
     const onClose = () => onError(clientDisconnected());
     const cleanup = () => {
+      clearTimeout(timer);
       req.removeListener('data', onData);
       req.removeListener('end', onEnd);
       req.removeListener('error', onError);
@@ -196,7 +210,10 @@ export function toWebhookRequest(req: NodeRequestLike, options: ToWebhookRequest
     headers: req.headers,
     // Bytes a framework already holds go straight in (the core checks their size); anything else is read,
     // or refused, only once the core asks.
-    rawBody: source instanceof Uint8Array ? source : (maxBytes) => readNodeBody(source, maxBytes, options),
+    rawBody:
+      source instanceof Uint8Array
+        ? source
+        : (maxBytes, limits) => readNodeBody(source, maxBytes, limits ? { ...options, ...limits } : options),
   };
 }
 

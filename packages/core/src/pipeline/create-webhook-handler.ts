@@ -25,6 +25,8 @@ export interface WebhookRequestHandler {
   (request: WebhookRequest): Promise<WebhookResponse>;
   /** The resolved `maxBodyBytes` (default 64 KiB). */
   readonly maxBodyBytes: number;
+  /** The resolved `bodyTimeoutMs` (default 10 s), for adapters whose framework reads the body itself. */
+  readonly bodyTimeoutMs: number;
 }
 
 /**
@@ -63,7 +65,7 @@ export function createWebhookHandler<S extends WebhookStore = DedupeStore>(
     },
   };
   const handle = (request: WebhookRequest) => handleDelivery(o, engine, reporter, conclusion, request);
-  return Object.assign(handle, { maxBodyBytes: o.maxBodyBytes });
+  return Object.assign(handle, { maxBodyBytes: o.maxBodyBytes, bodyTimeoutMs: o.bodyLimits.timeoutMs });
 }
 
 /**
@@ -82,7 +84,7 @@ function handleDelivery(
   const startedAt = engine.now();
   let verified: VerifiedDelivery | Promise<VerifiedDelivery>;
   try {
-    const body = receiveBody(request, o.maxBodyBytes);
+    const body = receiveBody(request, o.maxBodyBytes, o.bodyLimits);
     verified =
       body instanceof Promise
         ? body.then((bytes) => verifyResolved({ rawBody: bytes, headers: request.headers }, o.verify))

@@ -1,6 +1,8 @@
 import { WebhookError } from '../errors/webhook-error.js';
 import type { PaidPayment } from '../event/paid-payment.js';
 import type { PaymentPaidEvent } from '../event/payment-paid-event.js';
+import type { BodyReadLimits } from '../http/body-limit.js';
+import { DEFAULT_BODY_TIMEOUT_MS } from '../http/webhook-request.js';
 import type { DedupeStore } from '../store/dedupe-store.js';
 import type { TxOf, WebhookStore } from '../store/transactional-store.js';
 import { type ResolvedVerifyOptions, resolveVerifyOptions, type VerifyOptions } from '../verify/verify-options.js';
@@ -34,6 +36,12 @@ export interface HandlerOptions<S extends WebhookStore = DedupeStore> extends Ve
   dedupeKey?: (event: PaymentPaidEvent) => string;
   /** Largest body accepted. Default 64 KiB. */
   maxBodyBytes?: number;
+  /**
+   * Longest wait for the body once reading began, in ms. Default 10,000 (the sender gives up after 5 s).
+   * A slower client gets 408 `BODY_TIMEOUT` and its connection closed, so slow uploads cannot hold
+   * sockets open (Fastify's own `requestTimeout` is off by default; Node's is 300 s).
+   */
+  bodyTimeoutMs?: number;
 }
 
 /** Handler options checked and defaulted once. */
@@ -44,6 +52,7 @@ export interface ResolvedHandlerOptions {
   onPaymentPaid: (event: PaymentPaidEvent, ctx: any) => unknown;
   dedupeKey: (event: PaymentPaidEvent) => string;
   maxBodyBytes: number;
+  bodyLimits: BodyReadLimits;
 }
 
 /**
@@ -71,5 +80,6 @@ export function resolveHandlerOptions<S extends WebhookStore>(options: HandlerOp
     onPaymentPaid: options.onPaymentPaid,
     dedupeKey: options.dedupeKey ?? defaultDedupeKey,
     maxBodyBytes: positiveOption('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
+    bodyLimits: { timeoutMs: positiveOption('bodyTimeoutMs', options.bodyTimeoutMs, DEFAULT_BODY_TIMEOUT_MS) },
   };
 }

@@ -75,7 +75,9 @@ export function refusalAnswer(error: WebhookError): WebhookResponse {
   const fixed = UNAUTHORIZED_ANSWERS[error.code];
   if (fixed !== undefined) return fixed;
   if (error.code === 'METHOD_NOT_ALLOWED') return errorResponse(error, { allow: 'POST' });
-  if (error.code === 'BODY_TOO_LARGE') return errorResponse(error, { connection: 'close' });
+  // Both close the connection: the rest of an oversized or stalled upload is neither read nor waited for.
+  if (error.code === 'BODY_TOO_LARGE' || error.code === 'BODY_TIMEOUT')
+    return errorResponse(error, { connection: 'close' });
   return errorResponse(error);
 }
 

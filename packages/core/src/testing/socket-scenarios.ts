@@ -39,6 +39,11 @@ export interface SocketTarget {
   logs(): CollectedLogLine[];
   /** Called with the figures each case measured (bytes, memory), for a report. */
   report?(name: string, figures: Record<string, number>): void;
+  /**
+   * The adapter's `bodyTimeoutMs`, when the test set a short one: then the slow-clients case runs (300
+   * connections that stop mid-body, each waiting that long for its 408).
+   */
+  bodyTimeoutMs?: number;
 }
 
 const MB = 1024 * 1024;
@@ -62,6 +67,7 @@ const MB = 1024 * 1024;
  */
 export function socketScenarios(target: SocketTarget): ConformanceCase[] {
   return [
+    ...(target.bodyTimeoutMs === undefined ? [] : [slowClientsCase(target, target.bodyTimeoutMs)]),
     {
       name: '1,000 resets mid-body: logged at debug, never answered, memory bounded, and the server keeps answering',
       run: async () => {
@@ -133,6 +139,72 @@ export function socketScenarios(target: SocketTarget): ConformanceCase[] {
       }),
     ),
   ];
+}
+
+/**
+ * 300 clients that send the head of a delivery and a few bytes of its body, then nothing: each must get
+ * 408 BODY_TIMEOUT and have its connection closed by the server, about `bodyTimeoutMs` after it began, the
+ * refusals logged once (rate-limited), and the server must answer a valid delivery afterwards.
+ */
+function slowClientsCase(target: SocketTarget, bodyTimeoutMs: number): ConformanceCase {
+  const clients = 300;
+  return {
+    name: `${clients} slow clients that stop mid-body: each gets 408 BODY_TIMEOUT after bodyTimeoutMs and its connection closed`,
+    run: async () => {
+      const watch = watchServer(target.server);
+      const before = target.logs().length;
+      const started = Date.now();
+      const answers = await Promise.all(Array.from({ length: clients }, () => stallMidBody(target, bodyTimeoutMs)));
+      const allClosedMs = Date.now() - started;
+      await waitFor(() => watch.open === 0, 'every slow connection to close');
+      watch.stop();
+      const refused = answers.filter((a) => a.startsWith('HTTP/1.1 408 ') && a.includes('BODY_TIMEOUT')).length;
+      target.report?.(`${clients} slow clients`, { clients, answered408: refused, allClosedMs, bodyTimeoutMs });
+      if (refused !== clients) {
+        const other = answers.find((a) => !a.startsWith('HTTP/1.1 408 '));
+        throw new Error(`${clients - refused} of ${clients} slow clients got no 408; one got ${JSON.stringify(other)}`);
+      }
+      const warns = target
+        .logs()
+        .slice(before)
+        .filter((l) => l.level === 'warn' && l.fields.code === 'BODY_TIMEOUT');
+      if (warns.length < 1 || warns.length > 2) {
+        throw new Error(`expected the 408s logged once at warn (rate-limited), got ${warns.length} lines`);
+      }
+      await expectValidDeliveryAnswered(target);
+    },
+  };
+}
+
+/** Sends a delivery's head and 10 bytes of its body, then waits for the server to answer and close. */
+function stallMidBody(target: SocketTarget, bodyTimeoutMs: number): Promise<string> {
+  const { port } = target.server.address() as { port: number };
+  const { headers } = signWebhook({ event: samplePaymentPaidEvent(), secret: ADAPTER_SCENARIO_SECRET });
+  const head = Object.entries({ ...headers, 'content-length': '4096' })
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(
+        new Error(
+          `a slow connection was still open ${bodyTimeoutMs + 15_000} ms later; it read ${JSON.stringify(answer)}`,
+        ),
+      );
+    }, bodyTimeoutMs + 15_000);
+    socket.setEncoding('latin1');
+    socket.on('data', (text: string) => {
+      answer += text;
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
+    socket.write(`POST ${target.path} HTTP/1.1\r\nhost: 127.0.0.1\r\n${head}\r\n{"event":"`);
+  });
 }
 
 /** Counts what the server does while a case runs: requests, bytes read, answers written to a gone client. */

@@ -6,9 +6,9 @@ import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { PaymentPaidEvent } from '@service-pay/core';
-import { ADAPTER_SCENARIO_SECRET, createCreditRecorder } from '@service-pay/core/testing';
+import { ADAPTER_SCENARIO_SECRET, type CollectedLogLine, createCreditRecorder } from '@service-pay/core/testing';
 import express from 'express';
-import { ServiceWebhookModule } from '../../src/index.js';
+import { ServiceWebhookModule, type ServiceWebhookModuleOptions } from '../../src/index.js';
 
 export const quiet = { warn: () => {}, error: () => {} };
 
@@ -33,7 +33,13 @@ export class EchoController {
   }
 }
 
-const webhook = (path: string) =>
+/** Log lines of the /hooks/slow route, for the slow-clients case. */
+export const slowRouteLines: CollectedLogLine[] = [];
+const collect = (level: CollectedLogLine['level']) => (fields: Record<string, unknown>, message: string) => {
+  slowRouteLines.push({ level, message, fields });
+};
+
+const webhook = (path: string, extra: Partial<ServiceWebhookModuleOptions> = {}) =>
   ServiceWebhookModule.forRootAsync({
     imports: [OrdersModule],
     inject: [OrdersService],
@@ -42,11 +48,26 @@ const webhook = (path: string) =>
       secret: ADAPTER_SCENARIO_SECRET,
       onPaymentPaid: (event: PaymentPaidEvent) => orders.credit(event),
       logger: quiet,
+      ...extra,
     }),
   });
 
+/** bodyTimeoutMs short, so 300 stalled clients take a second. */
+export const SLOW_ROUTE_BODY_TIMEOUT_MS = 1000;
+
 /** The merchant's app: the webhook at /hooks/service, and /hooks/parsed with a parser in front on purpose. */
-@Module({ imports: [OrdersModule, webhook('/hooks/service'), webhook('/hooks/parsed')], controllers: [EchoController] })
+@Module({
+  imports: [
+    OrdersModule,
+    webhook('/hooks/service'),
+    webhook('/hooks/parsed'),
+    webhook('/hooks/slow', {
+      bodyTimeoutMs: SLOW_ROUTE_BODY_TIMEOUT_MS,
+      logger: { debug: collect('debug'), info: collect('info'), warn: collect('warn'), error: collect('error') },
+    }),
+  ],
+  controllers: [EchoController],
+})
 export class AppModule {}
 
 export type Platform = 'express' | 'fastify';
