@@ -47,7 +47,11 @@ function startCli(
   args: string[],
 ): Promise<{ child: ChildProcess; url: string; output: () => string; exit: Promise<Run> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, 'simulate', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // In the temp dir: simulate leaves its URL and control token in ./.service-pay/simulator.json.
+    const child = spawn(process.execPath, [cli, 'simulate', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: tmpdir(),
+    });
     let stdout = '';
     let stderr = '';
     const exit = new Promise<Run>((done) => child.on('close', (code) => done({ code, stdout, stderr })));
@@ -57,7 +61,8 @@ function startCli(
     }, 15_000);
     child.stdout?.on('data', (c: Buffer) => {
       stdout += c;
-      const m = /listening on (http:\/\/\S+)/.exec(stdout);
+      const m =
+        /listening on (http:\/\/\S+)/.exec(stdout) ?? /listening on \S+ \(.*\), here (http:\/\/\S+)/.exec(stdout);
       if (m !== null) {
         clearTimeout(timer);
         resolve({ child, url: m[1] as string, output: () => stdout, exit });
@@ -343,6 +348,21 @@ describe('service-pay simulate', () => {
     const exit = await sim.exit;
     expect(exit.code).toBe(0);
     expect(exit.stderr).toContain('SIGTERM: stopping the simulator');
+  });
+
+  it('--host 0.0.0.0: the banner names the real address, warns, and puts the token in the dashboard URL', async () => {
+    // Before: every interface was bound with no warning, and the banner said 127.0.0.1.
+    const sim = await startCli(['--host', '0.0.0.0', '--port', '0', '--quiet']);
+    const banner = sim.output();
+    const port = new URL(sim.url).port;
+    expect(banner).toMatch(/^WARNING: the dashboard and control API are reachable from the network on 0\.0\.0\.0:/);
+    expect(banner).toContain(`listening on 0.0.0.0:${port} (every interface), here http://127.0.0.1:${port}`);
+    const token = /control token (\S+)/.exec(banner)?.[1] ?? '';
+    expect(banner).toContain(`dashboard     http://127.0.0.1:${port}/#token=${token}`);
+    expect((await fetch(`${sim.url}/_simulator`)).status).toBe(401);
+    expect((await fetch(`${sim.url}/_simulator`, { headers: { 'x-simulator-token': token } })).status).toBe(200);
+    sim.child.kill('SIGINT');
+    expect((await sim.exit).code).toBe(0);
   });
 
   it('starts from a config file with two merchants and faults', async () => {
