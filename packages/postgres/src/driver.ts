@@ -10,6 +10,17 @@ export interface Driver<Tx> {
   prune(olderThanMs: number): Promise<number>;
 }
 
+/** `prune`'s `olderThanMs`, checked: a number of milliseconds >= 0, or a RangeError naming the store. */
+export function pruneAge(options: unknown, store: string): number {
+  const olderThanMs = (options as { olderThanMs?: unknown } | null)?.olderThanMs;
+  if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
+    throw new RangeError(
+      `${store}.prune: olderThanMs must be a number of milliseconds >= 0, got ${JSON.stringify(olderThanMs)}.`,
+    );
+  }
+  return olderThanMs;
+}
+
 /** Retry-After for a key another transaction holds: it does not say how long it will take. */
 export const IN_PROGRESS_RETRY_MS = 1_000;
 

@@ -41,8 +41,15 @@ CREATE INDEX IF NOT EXISTS ${this.table.paymentIdIndexSql} ON ${t} (payment_id)`
    * rollback, a dropped connection, a crash).
    */
   begin(key: string): string {
-    return `BEGIN;
-SELECT pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(`${this.table.name}:${key}`)}, 0)) AS locked;
+    return `BEGIN;\n${this.lockAndRead(key)}`;
+  }
+
+  /**
+   * `begin` without its BEGIN, for clients that open the transaction themselves (postgres.js `sql.begin`):
+   * three statements, three results (locked with the backend's pid, the key's row, SAVEPOINT).
+   */
+  lockAndRead(key: string): string {
+    return `SELECT pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(`${this.table.name}:${key}`)}, 0)) AS locked, pg_backend_pid() AS pid;
 SELECT fingerprint FROM ${this.table.sql} WHERE key = ${quoteLiteral(key)};
 SAVEPOINT ${SAVEPOINT}`;
   }

@@ -1,6 +1,6 @@
 import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
 import type { Pool, PoolClient } from 'pg';
-import type { Driver } from './driver.js';
+import { type Driver, pruneAge } from './driver.js';
 import { InboxSql } from './inbox-sql.js';
 import { PgDriver } from './pg-driver.js';
 import { PGliteDriver } from './pglite-driver.js';
@@ -152,13 +152,7 @@ class Store<Tx> implements PostgresStore<Tx> {
   }
 
   async prune(options: { olderThanMs: number }): Promise<number> {
-    const olderThanMs = (options as { olderThanMs?: unknown } | null)?.olderThanMs;
-    if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
-      throw new RangeError(
-        `PostgresStore.prune: olderThanMs must be a number of milliseconds >= 0, got ${JSON.stringify(olderThanMs)}.`,
-      );
-    }
-    return await this.#driver.prune(olderThanMs);
+    return await this.#driver.prune(pruneAge(options, 'PostgresStore'));
   }
 }
 

@@ -1,9 +1,11 @@
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import { type TransactionalWrites, transactionalStoreConformance } from '@service-pay/core/testing';
 import type pg from 'pg';
+import postgres, { type Sql, type TransactionSql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
-import { closingSessions, openPGlite, openPool, uniqueName } from './support/database.js';
+import { PostgresJsStore } from '../src/postgres-js.js';
+import { closingSessions, DATABASE_URL, openPGlite, openPool, uniqueName } from './support/database.js';
 
 describe('PostgresStore on PostgreSQL (node-postgres): transactional conformance', () => {
   let pool: pg.Pool;
@@ -91,5 +93,61 @@ describe('PostgresStore on PGlite: transactional conformance', () => {
     const second = await store.begin('pglite:two', 'fp');
     expect(second.state).toBe('claimed');
     if (second.state === 'claimed') await second.session.rollback(new Error('done'));
+  });
+});
+
+describe('PostgresJsStore on PostgreSQL (postgres.js): transactional conformance', () => {
+  let pool: pg.Pool;
+  let sql: Sql;
+  const inbox = uniqueName('conf_inbox_js');
+  const marks = uniqueName('conf_marks_js');
+
+  beforeAll(async () => {
+    pool = await openPool();
+    sql = postgres(DATABASE_URL, { max: 25, onnotice: () => {} });
+    await new PostgresJsStore({ sql, tableName: inbox }).migrate();
+    await pool.query(`create table ${marks} (marker text not null)`);
+  });
+  afterAll(async () => {
+    await pool.query(`drop table if exists ${marks}`);
+    await pool.query(`drop table if exists ${inbox}`);
+    await sql.end({ timeout: 5 });
+    await pool.end();
+  });
+
+  const writes: TransactionalWrites<TransactionSql> = {
+    write: async (tx, marker) => {
+      await tx`insert into ${tx(marks)} (marker) values (${marker})`;
+    },
+    count: async (marker) =>
+      Number((await pool.query(`select count(*) from ${marks} where marker = $1`, [marker])).rows[0].count),
+    slowQuery: (tx, ms) => tx`select pg_sleep(${ms / 1000})`,
+  };
+  for (const c of transactionalStoreConformance(
+    () => closingSessions(new PostgresJsStore({ sql, tableName: inbox })),
+    writes,
+  )) {
+    it(c.name, c.run);
+  }
+
+  it('ctx.tx refuses BEGIN/COMMIT/ROLLBACK and any use once the delivery has ended', async () => {
+    const store = new PostgresJsStore({ sql, tableName: inbox });
+    const claim = await store.begin(`guard:${uniqueName('k')}`, 'fp');
+    if (claim.state !== 'claimed') throw new Error(`expected a claim, got ${claim.state}`);
+    const { tx } = claim.session;
+    for (const text of ['COMMIT', 'rollback', 'BEGIN', 'end', 'start transaction']) {
+      expect(() => tx.unsafe(text)).toThrow(/ctx\.tx is already the delivery transaction/);
+    }
+    await tx.unsafe('savepoint sp_inner'); // savepoints are fine
+    await tx.unsafe('release savepoint sp_inner');
+    await claim.session.rollback(new Error('done'));
+    expect(() => tx`select 1`).toThrow(/this delivery transaction has ended/);
+    expect(() => tx.unsafe('select 1')).toThrow(/this delivery transaction has ended/);
+  });
+
+  it('refuses what is not a postgres.js instance, and bad table names', () => {
+    expect(() => new PostgresJsStore({ sql: {} as never })).toThrow(/options\.sql must be a postgres\.js instance/);
+    expect(() => new PostgresJsStore(undefined as never)).toThrow(/options\.sql must be a postgres\.js instance/);
+    expect(() => new PostgresJsStore({ sql, tableName: 'a-b' })).toThrow(/tableName must be/);
   });
 });

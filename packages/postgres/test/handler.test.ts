@@ -10,7 +10,7 @@ import {
 } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Flavour, pgliteFlavour, postgresFlavour } from './support/flavours.js';
+import { type Flavour, pgliteFlavour, postgresFlavour, postgresJsFlavour } from './support/flavours.js';
 
 const SECRET = 'whsec_postgres_store_tests_0123456789';
 
@@ -31,8 +31,12 @@ function gate(): { promise: Promise<void>; open: () => void } {
 
 const quiet = { warn: () => {}, error: () => {} };
 
-for (const makeFlavour of [postgresFlavour, pgliteFlavour] as Array<() => Promise<Flavour<unknown>>>) {
-  describe(`the webhook handler with PostgresStore (${makeFlavour === postgresFlavour ? 'PostgreSQL' : 'PGlite'})`, () => {
+for (const [label, makeFlavour] of [
+  ['PostgreSQL', postgresFlavour],
+  ['PGlite', pgliteFlavour],
+  ['postgres.js', postgresJsFlavour],
+] as Array<[string, () => Promise<Flavour<unknown>>]>) {
+  describe(`the webhook handler with PostgresStore (${label})`, () => {
     let f: Flavour<unknown>;
     beforeAll(async () => {
       f = await makeFlavour();
@@ -204,10 +208,7 @@ for (const makeFlavour of [postgresFlavour, pgliteFlavour] as Array<() => Promis
         },
       });
       const bomb = async (tx: unknown, paymentId: string) => {
-        await (tx as { query: (sql: string, params: unknown[]) => Promise<unknown> }).query(
-          `insert into commit_bombs_${f.credits} (payment_id) values ($1)`,
-          [paymentId],
-        );
+        await f.exec(tx, `insert into commit_bombs_${f.credits} (payment_id) values ($1)`, [paymentId]);
       };
       const event = samplePaymentPaidEvent();
       await expectNothingCommitted(await handle(delivery(event)), 'COMMIT_FAILED', event.paymentId);
@@ -218,8 +219,7 @@ for (const makeFlavour of [postgresFlavour, pgliteFlavour] as Array<() => Promis
       const handle = handler({
         onPaymentPaid: async (event, tx) => {
           await f.credit(tx, event.paymentId);
-          const query = (tx as { query: (sql: string) => Promise<unknown> }).query;
-          await query.call(tx, 'select 1 / 0').catch(() => {}); // the transaction is now aborted
+          await f.exec(tx, 'select 1 / 0').catch(() => {}); // the transaction is now aborted
         },
       });
       const event = samplePaymentPaidEvent();

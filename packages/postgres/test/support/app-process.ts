@@ -71,6 +71,9 @@ export class AppProcess {
     }
   }
 
+  /** Set by a test's supervisor while it starts a replacement for this (dead) process. */
+  restarting = false;
+
   /** Whether the process is still running. */
   get alive(): boolean {
     return this.child.exitCode === null && this.child.signalCode === null;

@@ -1,0 +1,78 @@
+import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
+import type { Sql, TransactionSql } from 'postgres';
+import { pruneAge } from './driver.js';
+import { InboxSql } from './inbox-sql.js';
+import { PostgresJsDriver } from './postgres-js-driver.js';
+import { tableName } from './table-name.js';
+
+/**
+ * Options of `PostgresJsStore`.
+ *
+ * @example
+ * ```ts
+ * import postgres from 'postgres';
+ * const options: PostgresJsStoreOptions = { sql: postgres(process.env.DATABASE_URL!) };
+ * ```
+ */
+export interface PostgresJsStoreOptions {
+  /** The app's postgres.js instance. Each delivery holds one of its connections for its transaction. */
+  sql: Sql;
+  /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
+  tableName?: string | undefined;
+}
+
+/**
+ * `PostgresStore` on postgres.js (and Drizzle on postgres.js): each delivery runs inside the client's own
+ * `sql.begin(...)`, and `ctx.tx` is its `TransactionSql`, so the credit is written with the client the shop
+ * already uses and commits with the dedupe record, or not at all. Same table, same guarantees: the key is
+ * taken without waiting (409 at once for a concurrent delivery, in any process), a rejection keeps its
+ * inbox row, a crash or a lost connection rolls back and frees the key.
+ *
+ * `ctx.tx` refuses BEGIN/COMMIT/ROLLBACK and any use after the delivery ended. Do not open your own
+ * `sql.begin(...)` in the handler: that is a second transaction the store cannot see, which commits
+ * whatever happens to the delivery.
+ *
+ * @example
+ * ```ts
+ * import { createWebhookHandler } from '@service-pay/core';
+ * import { PostgresJsStore } from '@service-pay/postgres/postgres-js';
+ * import postgres from 'postgres';
+ *
+ * const store = new PostgresJsStore({ sql: postgres(process.env.DATABASE_URL!) });
+ * await store.migrate();
+ * const handle = createWebhookHandler({ secret, store, onPaymentPaid: async (event, ctx) => {
+ *   await ctx.tx`update orders set paid = true where order_no = ${event.orderNo}`;
+ * } });
+ * ```
+ */
+export class PostgresJsStore implements TransactionalStore<TransactionSql> {
+  readonly kind = 'transactional';
+  /** The inbox table's name as given (default `service_pay_inbox`). */
+  readonly tableName: string;
+  readonly #driver: PostgresJsDriver;
+
+  constructor(options: PostgresJsStoreOptions) {
+    const sql = (options as Partial<PostgresJsStoreOptions> | null)?.sql;
+    if (typeof sql !== 'function' || typeof sql.begin !== 'function' || typeof sql.unsafe !== 'function') {
+      throw new TypeError('PostgresJsStore: options.sql must be a postgres.js instance (postgres(url)).');
+    }
+    const table = tableName(options.tableName);
+    this.tableName = table.name;
+    this.#driver = new PostgresJsDriver(sql, new InboxSql(table));
+  }
+
+  /** Opens `sql.begin` holding `key`, or says why not (`in-progress` without waiting, or `completed`). */
+  begin(key: string, fingerprint: string): Promise<TransactionClaim<TransactionSql>> {
+    return this.#driver.begin(key, fingerprint);
+  }
+
+  /** Creates the inbox table and its indexes if missing; idempotent and safe from several processes. */
+  migrate(): Promise<void> {
+    return this.#driver.migrate();
+  }
+
+  /** Deletes inbox rows older than `olderThanMs`, in batches; resolves with how many. */
+  async prune(options: { olderThanMs: number }): Promise<number> {
+    return await this.#driver.prune(pruneAge(options, 'PostgresJsStore'));
+  }
+}
