@@ -28,7 +28,12 @@ const isText = (v: unknown): v is string =>
  * Redis and PostgreSQL (UTF-8) but kept by the memory store, so three different ids could share one key in
  * one store and not in another; a NUL breaks PostgreSQL text outright. One pass, no allocation.
  */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 function isCleanText(v: string): boolean {
+  // Nearly every value is printable ASCII: one compiled RegExp pass (icount: far fewer instructions than
+  // the loop), the loop only for the rest.
+  if (PRINTABLE_ASCII.test(v)) return true;
   for (let i = 0; i < v.length; i++) {
     const c = v.charCodeAt(i);
     if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return false;

@@ -47,8 +47,16 @@ const quoteEventName = (name: string) =>
  * `dl_` and 1 to 125 characters of `A-Z a-z 0-9 _ - . :` (128 at most). The header is not signed and
  * reaches logs, spans and the inbox, so it is held to characters that need no escaping anywhere.
  */
-const DELIVERY_ID = /^dl_[A-Za-z0-9_\-.:]{1,125}$/;
-const isDeliveryId = (v: string) => DELIVERY_ID.test(v);
+function isDeliveryId(v: string): boolean {
+  // A loop, not a RegExp: it runs on every delivery (icount: the RegExp cost more).
+  if (v.length < 4 || v.length > 128 || !v.startsWith('dl_')) return false;
+  for (let i = 3; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    const letterOrDigit = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+    if (!letterOrDigit && c !== 0x5f && c !== 0x2d && c !== 0x2e && c !== 0x3a) return false; // _ - . :
+  }
+  return true;
+}
 
 /**
  * Proves a delivery came from the payment service and returns its typed, validated `payment.paid` event.
@@ -172,7 +180,9 @@ function checkTimestamp(timestamp: number, options: ResolvedVerifyOptions): void
   }
 }
 
-const MAYBE_RESERVED_KEY = /__proto__|constructor|\\u/;
+/** Whether the text could name `__proto__` or `constructor` (plainly, or with `\u` escapes). */
+const mayHoldReservedKey = (text: string): boolean =>
+  text.includes('__proto__') || text.includes('constructor') || text.includes('\\u');
 
 function dropReservedKeys(key: string, value: unknown): unknown {
   return key === '__proto__' || key === 'constructor' ? undefined : value;
@@ -186,7 +196,7 @@ function parseJsonObject(body: Uint8Array | string): Record<string, unknown> {
     // A key "__proto__" or "constructor" (also written with \u escapes) is dropped: it is never a payment
     // field, and an own "__proto__" on the event would surprise code that spreads or merges it. The reviver
     // costs a call per value, so it only runs when the text could hold one.
-    parsed = MAYBE_RESERVED_KEY.test(text) ? JSON.parse(text, dropReservedKeys) : JSON.parse(text);
+    parsed = mayHoldReservedKey(text) ? JSON.parse(text, dropReservedKeys) : JSON.parse(text);
   } catch {
     throw new WebhookError('INVALID_PAYLOAD', 'The payload is not valid JSON.');
   }
