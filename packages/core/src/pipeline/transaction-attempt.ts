@@ -47,7 +47,8 @@ export async function transactionAttempt<Tx, T>(
       engine.confirm,
       session.tx,
     );
-    const settled = await runHandler(input, ctx, attempt, engine.running);
+    const handle = () => runHandler(input, ctx, attempt, engine.running);
+    const settled = await (session.run === undefined ? handle() : session.run(handle));
     engine.running.finish(attempt);
     const handlerMs = engine.now() - attempt.startedAt;
 

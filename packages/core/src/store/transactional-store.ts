@@ -43,6 +43,13 @@ export interface TransactionSession<Tx> {
    * ends the transaction by closing its connection, so nothing the late handler sends can commit.
    */
   rollback(reason: unknown): Promise<void>;
+  /**
+   * Optional: runs the handler inside the session's scope, so the store can recognise what the handler
+   * does beside `tx` (an ORM store refuses the ORM's own `transaction()` there: a second transaction the
+   * store cannot see, which would commit a credit whatever happens to the delivery). Must call `handler`
+   * once and return its promise unchanged.
+   */
+  run?<T>(handler: () => Promise<T>): Promise<T>;
 }
 
 /**
