@@ -17,9 +17,15 @@ export class InboxSql {
    * processes starting at once) take turns: `CREATE TABLE IF NOT EXISTS` alone can fail when two race.
    */
   migrate(): string {
+    return this.migrateStatements().join(';\n');
+  }
+
+  /** `migrate` one statement at a time, for clients whose raw query takes one statement per call. */
+  migrateStatements(): string[] {
     const t = this.table.sql;
-    return `SELECT pg_advisory_xact_lock(hashtextextended(${quoteLiteral(`service-pay:migrate:${this.table.name}`)}, 0));
-CREATE TABLE IF NOT EXISTS ${t} (
+    return [
+      `SELECT pg_advisory_xact_lock(hashtextextended(${quoteLiteral(`service-pay:migrate:${this.table.name}`)}, 0))`,
+      `CREATE TABLE IF NOT EXISTS ${t} (
   key text PRIMARY KEY,
   fingerprint text NOT NULL,
   payment_id text NOT NULL,
@@ -28,9 +34,10 @@ CREATE TABLE IF NOT EXISTS ${t} (
   outcome text NOT NULL CHECK (outcome IN ('credited', 'rejected')),
   reason text,
   created_at timestamptz NOT NULL DEFAULT now()
-);
-CREATE INDEX IF NOT EXISTS ${this.table.createdAtIndexSql} ON ${t} (created_at);
-CREATE INDEX IF NOT EXISTS ${this.table.paymentIdIndexSql} ON ${t} (payment_id)`;
+)`,
+      `CREATE INDEX IF NOT EXISTS ${this.table.createdAtIndexSql} ON ${t} (created_at)`,
+      `CREATE INDEX IF NOT EXISTS ${this.table.paymentIdIndexSql} ON ${t} (payment_id)`,
+    ];
   }
 
   /**
@@ -49,9 +56,21 @@ CREATE INDEX IF NOT EXISTS ${this.table.paymentIdIndexSql} ON ${t} (payment_id)`
    * three statements, three results (locked with the backend's pid, the key's row, SAVEPOINT).
    */
   lockAndRead(key: string): string {
-    return `SELECT pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(`${this.table.name}:${key}`)}, 0)) AS locked, pg_backend_pid() AS pid;
-SELECT fingerprint FROM ${this.table.sql} WHERE key = ${quoteLiteral(key)};
-SAVEPOINT ${SAVEPOINT}`;
+    return this.lockStatements(key).join(';\n');
+  }
+
+  /**
+   * `lockAndRead` one statement at a time (clients whose raw query takes one statement): the lock with the
+   * backend's pid and the transaction's start (they name this transaction to `pg_stat_activity`), then the key's row, then the savepoint. The row is read by a statement of its own, after
+   * the lock: in READ COMMITTED each statement sees what committed before it started, so a row committed
+   * by the transaction that held the lock until a moment ago is seen.
+   */
+  lockStatements(key: string): [lock: string, read: string, savepoint: string] {
+    return [
+      `SELECT pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(`${this.table.name}:${key}`)}, 0)) AS locked, pg_backend_pid() AS pid, (extract(epoch FROM now()) * 1000000)::bigint::text AS xact_us`,
+      `SELECT fingerprint FROM ${this.table.sql} WHERE key = ${quoteLiteral(key)}`,
+      `SAVEPOINT ${SAVEPOINT}`,
+    ];
   }
 
   /** The key's row alone (PGlite: the lock is held in the process, see `PGliteDriver`). */
@@ -66,6 +85,11 @@ SAVEPOINT ${SAVEPOINT}`;
    * the primary key fails its commit and nothing it wrote is kept.
    */
   record(key: string, fingerprint: string, record: InboxRecord): string {
+    return this.recordStatements(key, fingerprint, record).join(';\n');
+  }
+
+  /** `record` one statement at a time. */
+  recordStatements(key: string, fingerprint: string, record: InboxRecord): string[] {
     const values = [
       quoteLiteral(key),
       quoteLiteral(fingerprint),
@@ -76,12 +100,22 @@ SAVEPOINT ${SAVEPOINT}`;
       quoteNullable(record.reason),
     ].join(', ');
     const insert = `INSERT INTO ${this.table.sql} (key, fingerprint, payment_id, delivery_id, source, outcome, reason) VALUES (${values})`;
-    return record.outcome === 'rejected' ? `ROLLBACK TO SAVEPOINT ${SAVEPOINT};\n${insert}` : insert;
+    return record.outcome === 'rejected' ? [`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`, insert] : [insert];
   }
 
   /** Deletes up to `batch` rows older than `$1` milliseconds; run until it deletes fewer. */
   pruneBatch(batch: number): string {
     const t = this.table.sql;
     return `DELETE FROM ${t} WHERE key IN (SELECT key FROM ${t} WHERE created_at < now() - $1::bigint * interval '1 millisecond' LIMIT ${batch})`;
+  }
+
+  /**
+   * `pruneBatch` with the age written in (clients without bound parameters in their raw query), answering
+   * one row: `deleted`, how many rows went.
+   */
+  pruneBatchCounted(batch: number, olderThanMs: number): string {
+    const t = this.table.sql;
+    const age = Math.floor(olderThanMs);
+    return `WITH gone AS (DELETE FROM ${t} WHERE key IN (SELECT key FROM ${t} WHERE created_at < now() - ${age}::bigint * interval '1 millisecond' LIMIT ${batch}) RETURNING 1) SELECT count(*)::int AS deleted FROM gone`;
   }
 }

@@ -12,14 +12,16 @@
  * ```ts
  * quoteLiteral("o'k"); // 'o''k'
  * quoteLiteral('a\\b'); //  E'a\\\\b'
+ * quoteLiteral('why?'); //  E'why\\x3f'
  * ```
  */
 export function quoteLiteral(value: string): string {
   if (value.includes('\0')) throw new TypeError('PostgresStore: a text value cannot contain a NUL character.');
-  if (!value.includes("'") && !value.includes('\\')) return `'${value}'`;
+  if (!value.includes("'") && !value.includes('\\') && !value.includes('?')) return `'${value}'`;
   const escaped = value.replaceAll("'", "''");
-  if (!value.includes('\\')) return `'${escaped}'`;
-  return ` E'${escaped.replaceAll('\\', '\\\\')}'`;
+  if (!value.includes('\\') && !value.includes('?')) return `'${escaped}'`;
+  // A question mark is written as an escape: Knex turns every bare `?` of a raw statement into a parameter.
+  return ` E'${escaped.replaceAll('\\', '\\\\').replaceAll('?', '\\x3f')}'`;
 }
 
 /** A nullable string as a literal or `NULL`. */

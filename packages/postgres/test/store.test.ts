@@ -48,7 +48,7 @@ describe('PostgresStore options', () => {
   it('writes literals that survive quotes, backslashes and unicode, and refuses NUL', async () => {
     const pool = await openPool();
     try {
-      for (const value of ["o'k", 'back\\slash', "\\'both\\''", 'ünï€ode 🎉', '']) {
+      for (const value of ["o'k", 'why?', 'a\\?b', 'back\\slash', "\\'both\\''", 'ünï€ode 🎉', '']) {
         const { rows } = await pool.query(`select ${quoteLiteral(value)} as v`);
         expect(rows[0].v).toBe(value);
       }
