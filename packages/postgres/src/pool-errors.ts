@@ -23,3 +23,41 @@ export function keepPoolErrorsFromCrashing(pool: Pool): void {
     );
   });
 }
+
+const guardedClients = new WeakSet<object>();
+const ignoreError = () => {};
+
+/**
+ * What a pool looks like to `keepCheckedOutClientsFromCrashing`: node-postgres' `Pool` (and its events).
+ */
+interface PoolEvents {
+  on(event: 'acquire', listener: (client: { on(event: 'error', listener: () => void): unknown }) => void): unknown;
+}
+
+/**
+ * Keeps a checked-out client's `error` event from crashing the process, for pools the store does not check
+ * clients out of itself (Drizzle on node-postgres). node-postgres takes its own listener off a client while
+ * it is checked out, so a connection that drops then (PostgreSQL restarted, a backend ended) throws from an
+ * EventEmitter with no listener. The query in flight fails by itself, which is how the store and the app
+ * learn of it. Uses the pool's public `acquire` event, once per client.
+ */
+export function keepCheckedOutClientsFromCrashing(pool: Pool): void {
+  keepPoolErrorsFromCrashing(pool);
+  (pool as unknown as PoolEvents).on('acquire', (client) => {
+    if (guardedClients.has(client)) return;
+    guardedClients.add(client);
+    client.on('error', ignoreError);
+  });
+}
+
+/** Whether `value` is a node-postgres `Pool` (by shape: the store never asks what class a client is). */
+export function isPgPool(value: unknown): value is Pool {
+  const pool = value as Partial<Pool> | null;
+  return (
+    typeof pool === 'object' &&
+    pool !== null &&
+    typeof pool.connect === 'function' &&
+    typeof pool.on === 'function' &&
+    typeof pool.totalCount === 'number'
+  );
+}

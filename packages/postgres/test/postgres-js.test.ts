@@ -10,7 +10,6 @@ import { DATABASE_URL, uniqueName } from './support/database.js';
 // client.options, which a TransactionSql does not have; see the README.)
 
 const SECRET = 'whsec_postgres_js_tests_0123456789';
-const quiet = { warn: () => {}, error: () => {} };
 const ordersTable = uniqueName('pgjs_orders');
 const inbox = uniqueName('pgjs_inbox');
 let sql: Sql;

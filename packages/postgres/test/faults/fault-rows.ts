@@ -4,8 +4,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppProcess } from '../support/app-process.js';
 import { PostgresServer } from '../support/postgres-server.js';
 
-/** The database client the apps use: node-postgres (`PostgresStore`) or postgres.js (`PostgresJsStore`). */
-export type FaultDriver = 'pg' | 'postgres-js';
+/**
+ * The database client the apps use: node-postgres (`PostgresStore`), postgres.js (`PostgresJsStore`) or
+ * Drizzle ORM on a node-postgres pool (`DrizzleStore`).
+ */
+export type FaultDriver = 'pg' | 'postgres-js' | 'drizzle';
+
+const DRIVER_NAMES: Record<FaultDriver, string> = {
+  pg: 'PostgresStore (node-postgres)',
+  'postgres-js': 'PostgresJsStore (postgres.js)',
+  drizzle: 'DrizzleStore (Drizzle ORM on node-postgres)',
+};
 
 /**
  * Faults with real processes: three Express apps (test/fixtures/app.ts) sharing one PostgreSQL that this
@@ -132,7 +141,7 @@ export function faultRows(driver: FaultDriver): void {
     return { ...result, codes };
   }
 
-  describe(`${driver === 'pg' ? 'PostgresStore (node-postgres)' : 'PostgresJsStore (postgres.js)'} under faults, 3 app processes sharing one PostgreSQL`, () => {
+  describe(`${DRIVER_NAMES[driver]} under faults, 3 app processes sharing one PostgreSQL`, () => {
     it('a. 5 simultaneous deliveries of every payment over 3 processes: 0 double, 0 lost', async () => {
       const ids = createPayments(40, 'simultaneous');
       await pay(ids, 5);
@@ -189,7 +198,8 @@ export function faultRows(driver: FaultDriver): void {
       clearInterval(supervisor);
       console.log(JSON.stringify({ scenario: `${driver} c.`, appRestarts: restarts }));
       expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
-      if (driver === 'pg') expect(restarts).toBe(0);
+      // postgres.js throws an uncatchable TypeError when its socket dies mid-write (postgres.js#1208).
+      if (driver !== 'postgres-js') expect(restarts).toBe(0);
     });
 
     it('d. a COMMIT that fails (deferred constraint trigger): 500 COMMIT_FAILED, nothing credited, then once', async () => {

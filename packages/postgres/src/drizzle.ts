@@ -1,0 +1,109 @@
+import { is, type SQLWrapper, sql } from 'drizzle-orm';
+import { PgDatabase } from 'drizzle-orm/pg-core';
+import type { ClientAdapter, Row } from './clients/client-driver.js';
+import { ClientStore } from './clients/client-store.js';
+import { refuseOwnTransactions } from './clients/own-transaction-guard.js';
+import { isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
+
+export { OwnTransactionError } from './clients/own-transaction-guard.js';
+
+/**
+ * What `DrizzleStore` uses of a Drizzle database on PostgreSQL (node-postgres, postgres.js, PGlite, Neon,
+ * ...): its interactive `transaction` and `execute`.
+ *
+ * @example
+ * ```ts
+ * import { drizzle } from 'drizzle-orm/node-postgres';
+ * const db: DrizzlePgDatabase = drizzle(pool);
+ * ```
+ */
+export interface DrizzlePgDatabase {
+  // biome-ignore lint/suspicious/noExplicitAny: Drizzle's transaction type is whatever the database says
+  transaction<T>(work: (tx: any) => Promise<T>, config?: any): Promise<T>;
+  execute(query: SQLWrapper | string): PromiseLike<unknown>;
+}
+
+/**
+ * The transaction object a Drizzle database hands its `transaction` callback: `ctx.tx`.
+ *
+ * @example
+ * ```ts
+ * type Tx = DrizzleTransaction<typeof db>; // PgTransaction<NodePgQueryResultHKT, ...>
+ * ```
+ */
+export type DrizzleTransaction<Db extends DrizzlePgDatabase> = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+/**
+ * Options of `DrizzleStore`.
+ *
+ * @example
+ * ```ts
+ * const options: DrizzleStoreOptions<typeof db> = { db: drizzle(pool) };
+ * ```
+ */
+export interface DrizzleStoreOptions<Db extends DrizzlePgDatabase> {
+  /** The app's Drizzle database on PostgreSQL (`drizzle(pool)`, `drizzle(postgresJsSql)`, ...). */
+  db: Db;
+  /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
+  tableName?: string | undefined;
+}
+
+/**
+ * The transactional store on Drizzle ORM (PostgreSQL, any of Drizzle's drivers): each delivery runs inside
+ * Drizzle's own `db.transaction(...)`, and `ctx.tx` is that transaction, so the shop writes its credit with
+ * its Drizzle schema and the credit commits with the dedupe record, or not at all. Same table and
+ * guarantees as `PostgresStore`.
+ *
+ * Inside `onPaymentPaid`, `db.transaction(...)` on the `db` given here throws `OwnTransactionError`: a
+ * transaction of the handler's own would commit its credit even when the delivery fails, and the sender's
+ * retry would credit again. Use `ctx.tx` (its own `ctx.tx.transaction(...)` is a savepoint, which is fine).
+ *
+ * @example
+ * ```ts
+ * import { createWebhookHandler } from '@service-pay/core';
+ * import { DrizzleStore } from '@service-pay/postgres/drizzle';
+ * import { eq } from 'drizzle-orm';
+ * import { drizzle } from 'drizzle-orm/node-postgres';
+ *
+ * const db = drizzle(pool);
+ * const store = new DrizzleStore({ db });
+ * await store.migrate();
+ * const handle = createWebhookHandler({ secret, store, onPaymentPaid: async (event, ctx) => {
+ *   await ctx.tx.update(orders).set({ paid: true }).where(eq(orders.orderNo, event.orderNo));
+ * } });
+ * ```
+ */
+export class DrizzleStore<Db extends DrizzlePgDatabase> extends ClientStore<DrizzleTransaction<Db>> {
+  constructor(options: DrizzleStoreOptions<Db>) {
+    const db = (options as Partial<DrizzleStoreOptions<Db>> | null)?.db;
+    if (db === null || typeof db !== 'object' || typeof db.transaction !== 'function') {
+      throw new TypeError('DrizzleStore: options.db must be a Drizzle database (drizzle(pool)).');
+    }
+    if (!is(db, PgDatabase)) {
+      throw new TypeError(
+        'DrizzleStore: options.db must be a Drizzle database on PostgreSQL (drizzle-orm/node-postgres, ' +
+          'drizzle-orm/postgres-js, ...); for MySQL and SQLite see the README.',
+      );
+    }
+    // On a node-postgres pool, a connection dropping under a delivery (PostgreSQL restarted, a deadline's
+    // backend ended) must fail that delivery, not crash the app: see pool-errors.ts.
+    const client = (db as { $client?: unknown }).$client;
+    if (isPgPool(client)) keepCheckedOutClientsFromCrashing(client);
+    const scope = {};
+    const own = refuseOwnTransactions(db, ['transaction'], scope, 'DrizzleStore');
+    const adapter: ClientAdapter<DrizzleTransaction<Db>> = {
+      store: 'DrizzleStore',
+      transaction: (work) => own.transaction(work),
+      query: async (tx, text) => rowsOf(await (tx as DrizzlePgDatabase).execute(sql.raw(text))),
+      queryOutside: async (text) => rowsOf(await db.execute(sql.raw(text))),
+      rawTextMethods: [],
+    };
+    super(adapter, options.tableName, scope);
+  }
+}
+
+/** node-postgres answers a `QueryResult` ({ rows }); postgres.js and others answer the rows themselves. */
+function rowsOf(result: unknown): Row[] {
+  if (Array.isArray(result)) return result as Row[];
+  return ((result as { rows?: Row[] } | null)?.rows ?? []) as Row[];
+}

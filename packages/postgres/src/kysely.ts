@@ -1,0 +1,74 @@
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { ClientAdapter, Row } from './clients/client-driver.js';
+import { ClientStore } from './clients/client-store.js';
+import { refuseOwnTransactions } from './clients/own-transaction-guard.js';
+
+export { OwnTransactionError } from './clients/own-transaction-guard.js';
+
+/**
+ * Options of `KyselyStore`.
+ *
+ * @example
+ * ```ts
+ * import { Kysely, PostgresDialect } from 'kysely';
+ * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }) };
+ * ```
+ */
+export interface KyselyStoreOptions<DB> {
+  /** The app's `Kysely` instance on PostgreSQL (`PostgresDialect`, or any dialect that speaks PostgreSQL). */
+  db: Kysely<DB>;
+  /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
+  tableName?: string | undefined;
+}
+
+/**
+ * The transactional store on Kysely: each delivery runs inside Kysely's own `db.transaction()`, and
+ * `ctx.tx` is that `Transaction<DB>`, so the shop writes its credit with the query builder it already uses
+ * and the credit commits with the dedupe record, or not at all. Same table and guarantees as
+ * `PostgresStore`: the key is taken without waiting (409 at once for a concurrent delivery, in any
+ * process), a rejection keeps its inbox row, a crash or a lost connection rolls back and frees the key.
+ *
+ * Inside `onPaymentPaid`, `db.transaction()` and `db.startTransaction()` on the `db` given here throw
+ * `OwnTransactionError`: a transaction of the handler's own would commit its credit even when the delivery
+ * fails, and the sender's retry would credit again. Use `ctx.tx`.
+ *
+ * @example
+ * ```ts
+ * import { createWebhookHandler } from '@service-pay/core';
+ * import { KyselyStore } from '@service-pay/postgres/kysely';
+ *
+ * const store = new KyselyStore({ db }); // db: the app's Kysely<Database>
+ * await store.migrate();
+ * const handle = createWebhookHandler({ secret, store, onPaymentPaid: async (event, ctx) => {
+ *   await ctx.tx.updateTable('orders').set({ paid: true }).where('order_no', '=', event.orderNo).execute();
+ * } });
+ * ```
+ */
+export class KyselyStore<DB> extends ClientStore<Transaction<DB>> {
+  constructor(options: KyselyStoreOptions<DB>) {
+    const db = (options as Partial<KyselyStoreOptions<DB>> | null)?.db;
+    if (
+      db === null ||
+      typeof db !== 'object' ||
+      typeof db.transaction !== 'function' ||
+      typeof db.selectFrom !== 'function'
+    ) {
+      throw new TypeError('KyselyStore: options.db must be a Kysely instance (new Kysely<DB>({ dialect })).');
+    }
+    if (db.isTransaction) {
+      throw new TypeError("KyselyStore: options.db is a Transaction; pass the app's Kysely instance.");
+    }
+    const scope = {};
+    const own = refuseOwnTransactions(db, ['transaction', 'startTransaction'], scope, 'KyselyStore');
+    const rows = async (executor: Kysely<DB>, text: string) =>
+      (await sql.raw<Row>(text).execute(executor)).rows as Row[];
+    const adapter: ClientAdapter<Transaction<DB>> = {
+      store: 'KyselyStore',
+      transaction: (work) => own.transaction().execute(work),
+      query: rows,
+      queryOutside: (text) => rows(db, text),
+      rawTextMethods: [],
+    };
+    super(adapter, options.tableName, scope);
+  }
+}

@@ -1,0 +1,190 @@
+import type { TransactionalStore } from '@service-pay/core';
+import { sql as drizzleSql } from 'drizzle-orm';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { pgTable, text } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
+import knexFactory from 'knex';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import type pg from 'pg';
+import postgres from 'postgres';
+import { DataSource, EntitySchema } from 'typeorm';
+import { DrizzleStore } from '../../src/drizzle.js';
+import { KnexStore } from '../../src/knex.js';
+import { KyselyStore } from '../../src/kysely.js';
+import { TypeOrmStore } from '../../src/typeorm.js';
+import { DATABASE_URL, openPool, uniqueName } from './database.js';
+
+/**
+ * One ORM store as the tests use it, on the machine's PostgreSQL: the store, the app's own client, a
+ * marks table WITHOUT a unique constraint on `marker` (a second credit would show), and the natural
+ * mistake: the client's own transaction opened inside the handler.
+ */
+export interface OrmClient<Tx> {
+  name: string;
+  inbox: string;
+  marks: string;
+  /** A fresh store on the same client and inbox (stores are cheap; each conformance case takes one). */
+  store(): OrmStore<Tx>;
+  /** Inserts a mark with the ORM's own query builder, through the delivery's transaction. */
+  write(tx: Tx, marker: string): Promise<void>;
+  /** A statement through `tx` that runs for `ms`. */
+  slowQuery(tx: Tx, ms: number): Promise<unknown>;
+  /** A raw statement through `tx` (for the guard: BEGIN/COMMIT refused). */
+  raw?(tx: Tx, text: string): unknown;
+  /** The mistake: a mark written in a transaction of the app's own client, not `tx`. */
+  writeInOwnTransaction(marker: string): Promise<void>;
+  /** How many marks `marker` has, read outside any delivery. */
+  count(marker: string): Promise<number>;
+  /** Rows of a query outside any delivery (through a pg pool). */
+  rows(text: string, params?: unknown[]): Promise<Array<Record<string, unknown>>>;
+  close(): Promise<void>;
+}
+
+/** What the tests use of a store: the transactional seam, `migrate` and `prune`. */
+export type OrmStore<Tx> = TransactionalStore<Tx> & {
+  migrate(): Promise<void>;
+  prune(options: { olderThanMs: number }): Promise<number>;
+};
+
+type Marks = Record<string, { marker: string }>;
+
+/** Creates the inbox and marks tables through a pg pool; `finish` builds the client around them. */
+async function withTables<Tx>(
+  label: string,
+  finish: (
+    inbox: string,
+    marks: string,
+    pool: pg.Pool,
+  ) => Promise<Omit<OrmClient<Tx>, 'inbox' | 'marks' | 'count' | 'rows'>>,
+): Promise<OrmClient<Tx>> {
+  const pool = await openPool();
+  const inbox = uniqueName(`${label}_inbox`);
+  const marks = uniqueName(`${label}_marks`);
+  await pool.query(`create table ${marks} (id serial primary key, marker text not null)`);
+  const client = await finish(inbox, marks, pool);
+  await client.store().migrate();
+  return {
+    ...client,
+    inbox,
+    marks,
+    count: async (marker) =>
+      Number((await pool.query(`select count(*)::int as n from ${marks} where marker = $1`, [marker])).rows[0].n),
+    rows: async (text, params) => (await pool.query(text, params)).rows,
+    close: async () => {
+      await client.close();
+      await pool.query(`drop table if exists ${marks}, ${inbox}`);
+      await pool.end();
+    },
+  };
+}
+
+export function kyselyClient() {
+  return withTables<import('kysely').Transaction<Marks>>('kysely', async (inbox, marks, pool) => {
+    const db = new Kysely<Marks>({ dialect: new PostgresDialect({ pool }) });
+    return {
+      name: 'Kysely',
+      store: () => new KyselyStore({ db, tableName: inbox }),
+      write: async (tx, marker) => {
+        await tx.insertInto(marks).values({ marker }).execute();
+      },
+      slowQuery: (tx, ms) => sql`select pg_sleep(${ms / 1000})`.execute(tx),
+      writeInOwnTransaction: (marker) =>
+        db.transaction().execute(async (trx) => {
+          await trx.insertInto(marks).values({ marker }).execute();
+        }),
+      close: async () => {}, // the pool is the fixture's
+    };
+  });
+}
+
+function drizzleClient(flavour: 'node-postgres' | 'postgres.js') {
+  return withTables<Parameters<Parameters<ReturnType<typeof drizzlePg>['transaction']>[0]>[0]>(
+    flavour === 'node-postgres' ? 'drizzle' : 'drizzle_js',
+    async (inbox, marks) => {
+      const table = pgTable(marks, { marker: text('marker').notNull() });
+      const sqlJs = flavour === 'postgres.js' ? postgres(DATABASE_URL, { max: 25, onnotice: () => {} }) : undefined;
+      const pool = flavour === 'node-postgres' ? await openPool() : undefined;
+      const db = (sqlJs ? drizzlePostgresJs(sqlJs) : drizzlePg(pool as pg.Pool)) as ReturnType<typeof drizzlePg>;
+      return {
+        name: `Drizzle (${flavour})`,
+        store: () => new DrizzleStore({ db, tableName: inbox }),
+        write: async (tx, marker) => {
+          await tx.insert(table).values({ marker });
+        },
+        slowQuery: (tx, ms) => tx.execute(sqlTag(ms)),
+        writeInOwnTransaction: (marker) =>
+          db.transaction(async (trx) => {
+            await trx.insert(table).values({ marker });
+          }),
+        close: async () => {
+          await sqlJs?.end({ timeout: 5 });
+          await pool?.end();
+        },
+      };
+    },
+  );
+}
+
+const sqlTag = (ms: number) => drizzleSql`select pg_sleep(${ms / 1000})`;
+
+export const drizzleNodePostgresClient = () => drizzleClient('node-postgres');
+export const drizzlePostgresJsClient = () => drizzleClient('postgres.js');
+
+export function knexClient() {
+  return withTables<import('knex').Knex.Transaction>('knex', async (inbox, marks) => {
+    const knex = knexFactory({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 25 } });
+    return {
+      name: 'Knex',
+      store: () => new KnexStore({ knex, tableName: inbox }),
+      write: async (tx, marker) => {
+        await tx(marks).insert({ marker });
+      },
+      slowQuery: (tx, ms) => tx.raw('select pg_sleep(?)', [ms / 1000]),
+      raw: (tx, text) => tx.raw(text),
+      writeInOwnTransaction: (marker) =>
+        knex.transaction(async (trx) => {
+          await trx(marks).insert({ marker });
+        }),
+      close: () => knex.destroy(),
+    };
+  });
+}
+
+export function typeOrmClient() {
+  return withTables<import('typeorm').EntityManager>('typeorm', async (inbox, marks) => {
+    const Mark = new EntitySchema<{ id: number; marker: string }>({
+      name: 'Mark',
+      tableName: marks,
+      columns: { id: { type: Number, primary: true, generated: true }, marker: { type: String } },
+    });
+    const dataSource = await new DataSource({
+      type: 'postgres',
+      url: DATABASE_URL,
+      entities: [Mark],
+      poolSize: 25,
+    }).initialize();
+    return {
+      name: 'TypeORM',
+      store: () => new TypeOrmStore({ dataSource, tableName: inbox }),
+      write: async (tx, marker) => {
+        await tx.getRepository(Mark).insert({ marker });
+      },
+      slowQuery: (tx, ms) => tx.query('select pg_sleep($1)', [ms / 1000]),
+      raw: (tx, text) => tx.query(text),
+      writeInOwnTransaction: (marker) =>
+        dataSource.transaction(async (manager) => {
+          await manager.getRepository(Mark).insert({ marker });
+        }),
+      close: () => dataSource.destroy(),
+    };
+  });
+}
+
+/** Every ORM client, for the suites that run on each. */
+export const ORM_CLIENTS = [
+  kyselyClient,
+  drizzleNodePostgresClient,
+  drizzlePostgresJsClient,
+  knexClient,
+  typeOrmClient,
+] as const;
