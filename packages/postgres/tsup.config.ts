@@ -2,7 +2,7 @@ import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.shared.js';
 
 // One entry per client: node-postgres and PGlite at the root, each other client at its own subpath
-// (`/postgres-js`, `/kysely`, `/drizzle`, `/knex`, `/typeorm`), so an app's type declarations and bundle
+// (`/postgres-js`, `/kysely`, `/drizzle`, `/knex`, `/typeorm`, `/prisma`), so an app's type declarations and bundle
 // only ever name the client it installed.
 export default defineConfig(
   packageBuild({
@@ -13,6 +13,7 @@ export default defineConfig(
       drizzle: 'src/drizzle.ts',
       knex: 'src/knex.ts',
       typeorm: 'src/typeorm.ts',
+      prisma: 'src/prisma.ts',
     },
   }),
 );

@@ -24,7 +24,8 @@ export class InboxSql {
   migrateStatements(): string[] {
     const t = this.table.sql;
     return [
-      `SELECT pg_advisory_xact_lock(hashtextextended(${quoteLiteral(`service-pay:migrate:${this.table.name}`)}, 0))`,
+      // Selected from, not selected: the lock function returns void, which some clients (Prisma) cannot read.
+      `SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(hashtextextended(${quoteLiteral(`service-pay:migrate:${this.table.name}`)}, 0))) AS migration_lock`,
       `CREATE TABLE IF NOT EXISTS ${t} (
   key text PRIMARY KEY,
   fingerprint text NOT NULL,

@@ -6,14 +6,15 @@ import { PostgresServer } from '../support/postgres-server.js';
 
 /**
  * The database client the apps use: node-postgres (`PostgresStore`), postgres.js (`PostgresJsStore`) or
- * Drizzle ORM on a node-postgres pool (`DrizzleStore`).
+ * Drizzle ORM on a node-postgres pool (`DrizzleStore`) or Prisma 7 on @prisma/adapter-pg (`PrismaStore`).
  */
-export type FaultDriver = 'pg' | 'postgres-js' | 'drizzle';
+export type FaultDriver = 'pg' | 'postgres-js' | 'drizzle' | 'prisma';
 
 const DRIVER_NAMES: Record<FaultDriver, string> = {
   pg: 'PostgresStore (node-postgres)',
   'postgres-js': 'PostgresJsStore (postgres.js)',
   drizzle: 'DrizzleStore (Drizzle ORM on node-postgres)',
+  prisma: 'PrismaStore (Prisma 7 on @prisma/adapter-pg)',
 };
 
 /**
@@ -45,7 +46,7 @@ export function faultRows(driver: FaultDriver): void {
     db = new pg.Pool({ connectionString: server.url, max: 4 });
     db.on('error', () => {}); // the database is stopped on purpose below
     await db.query(`
-    create table credits (payment_id text not null, instance text not null, at timestamptz not null default now());
+    create table credits (id bigserial primary key, payment_id text not null, instance text not null, at timestamptz not null default now());
     create table fault_plan (payment_id text primary key, fault text not null, times int not null);
     create table commit_bombs (payment_id text not null);
     create function commit_bomb() returns trigger language plpgsql as $$
