@@ -30,10 +30,10 @@ const SECRET = 'whsec_bench_postgres_0123456789abcdef';
 const ROUNDS = 7;
 const TARGETS = { fresh: 0.8, duplicate: 0.9 } as const;
 
-type Kind = keyof typeof TARGETS;
+export type Kind = keyof typeof TARGETS;
 
 /** One database as both contestants see it. */
-interface Database {
+export interface Database {
   name: string;
   perRound: number;
   /** How many query messages went to the database so far. */
@@ -59,7 +59,7 @@ export interface PostgresBenchCheck {
 /** A signed delivery: bytes and headers, as both contestants receive it. */
 type Delivery = WebhookRequest & { rawBody: string };
 
-function signed(event: PaymentPaidEvent): Delivery {
+export function signed(event: PaymentPaidEvent): Delivery {
   const { body, headers } = signWebhook({ event, secret: SECRET });
   return { method: 'POST', headers, rawBody: body };
 }
@@ -218,7 +218,24 @@ async function timed(
   return { perSec: requests.length / seconds, roundTrips: (db.roundTrips() - before) / requests.length };
 }
 
-async function compareOn(make: (tag: string) => Promise<Database>): Promise<PostgresBenchCheck[]> {
+/** Who competes, and what the store must reach against the hand-rolled transaction. */
+export interface Contest {
+  /** The store's name in the printed heading and the checks (`PostgresStore`, `PrismaStore`, ...). */
+  storeName: string;
+  targets: Record<Kind, number>;
+}
+
+/**
+ * Runs one database's contest: the store's handler against the hand-rolled transaction, fresh and duplicate
+ * deliveries, interleaved rounds; prints the ratios and round trips and returns the checks. `make` gets a
+ * tag for its table names: the store's inbox must be `bench_inbox_<tag>` (the hand-rolled inbox copies it)
+ * and the handlers credit `bench_orders_<tag>`, which this creates once `make` has run.
+ */
+export async function compareOn(
+  make: (tag: string) => Promise<Database>,
+  contest: Contest = { storeName: 'PostgresStore', targets: TARGETS },
+): Promise<PostgresBenchCheck[]> {
+  const { storeName, targets } = contest;
   const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const db = await make(tag);
   const checks: PostgresBenchCheck[] = [];
@@ -273,22 +290,22 @@ async function compareOn(make: (tag: string) => Promise<Database>): Promise<Post
         }
       }
     }
-    console.log(`\n## PostgresStore vs hand-rolled transaction, ${db.name}, one delivery at a time, ${ROUNDS} rounds`);
+    console.log(`\n## ${storeName} vs hand-rolled transaction, ${db.name}, one delivery at a time, ${ROUNDS} rounds`);
     for (const kind of ['fresh', 'duplicate'] as const) {
       const store = samples[`${kind}:store`];
       const hand = samples[`${kind}:hand`];
       const ratios = store.perSec.map((s, i) => s / (hand.perSec[i] as number));
       const ratio = median(ratios);
-      const met = ratio >= TARGETS[kind];
+      const met = ratio >= targets[kind];
       console.log(
         `  ${kind.padEnd(9)} store ${Math.round(median(store.perSec))}/s, hand-rolled ${Math.round(median(hand.perSec))}/s: ` +
-          `${ratio.toFixed(2)}x (range ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}; target >= ${TARGETS[kind]}x) ` +
+          `${ratio.toFixed(2)}x (range ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}; target >= ${targets[kind]}x) ` +
           `${met ? 'MET' : 'MISSED'}; round trips per delivery: store ${store.roundTrips.toFixed(0)}, hand-rolled ${hand.roundTrips.toFixed(0)}`,
       );
       checks.push({
-        of: `handler with PostgresStore, ${kind}, ${db.name}`,
+        of: `handler with ${storeName}, ${kind}, ${db.name}`,
         over: 'hand-rolled transaction',
-        atLeast: TARGETS[kind],
+        atLeast: targets[kind],
         ratio,
         met,
       });

@@ -48,7 +48,7 @@ export async function transactionAttempt<Tx, T>(
       session.tx,
     );
     const handle = () => runHandler(input, ctx, attempt, engine.running);
-    const settled = await (session.run === undefined ? handle() : session.run(handle));
+    const settled = await (session.run === undefined ? handle() : session.run(async () => handle()));
     engine.running.finish(attempt);
     const handlerMs = engine.now() - attempt.startedAt;
 
