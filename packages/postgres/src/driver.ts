@@ -37,13 +37,40 @@ export function endedError(): Error {
 
 /** A missing inbox table is a setup mistake: say the fix instead of "relation does not exist". */
 export function explainError(error: unknown, tableName: string): unknown {
-  if ((error as { code?: unknown } | null)?.code === '42P01') {
+  const code = sqlState(error);
+  if (code === '42P01') {
     return new Error(
       `PostgresStore: the inbox table ${tableName} does not exist; run await store.migrate() once at start-up.`,
       { cause: error },
     );
   }
+  if (code === '42883' && /_claim\b/.test(describe(error))) {
+    return new Error(
+      `PostgresStore: the claim function of the inbox table ${tableName} does not exist (the table was made by an ` +
+        'older version); run await store.migrate() at start-up, which adds it.',
+      { cause: error },
+    );
+  }
   return error;
+}
+
+/**
+ * The SQLSTATE of a database error, wherever the client put it: node-postgres, postgres.js, Kysely, Knex
+ * and TypeORM on the error itself, Drizzle on its `cause`, Prisma in `meta.code` or only in its message.
+ */
+function sqlState(error: unknown): unknown {
+  const e = error as { code?: unknown; cause?: { code?: unknown }; meta?: { code?: unknown } } | null;
+  if (e?.meta?.code !== undefined) return e.meta.code;
+  // Prisma 7's own code (P2010, raw query failed) is on the error; the database's only in its message.
+  const prisma = /Code: `([0-9A-Z]{5})`/.exec(String((error as { message?: unknown } | null)?.message ?? ''));
+  if (prisma !== null) return prisma[1];
+  return e?.code ?? e?.cause?.code;
+}
+
+/** An error's message and its cause's, for telling what a SQLSTATE is about. */
+function describe(error: unknown): string {
+  const e = error as { message?: unknown; cause?: { message?: unknown } } | null;
+  return `${String(e?.message ?? '')} ${String(e?.cause?.message ?? '')}`;
 }
 
 /**

@@ -38,6 +38,7 @@ export class InboxSql {
 )`,
       `CREATE INDEX IF NOT EXISTS ${this.table.createdAtIndexSql} ON ${t} (created_at)`,
       `CREATE INDEX IF NOT EXISTS ${this.table.paymentIdIndexSql} ON ${t} (payment_id)`,
+      this.claimFunction(),
     ];
   }
 
@@ -72,6 +73,34 @@ export class InboxSql {
       `SELECT fingerprint FROM ${this.table.sql} WHERE key = ${quoteLiteral(key)}`,
       `SAVEPOINT ${SAVEPOINT}`,
     ];
+  }
+
+  /**
+   * The claim as one function, for clients that send one statement per round trip (the ORM stores): the
+   * lock, then the key's row, each statement in a snapshot of its own (a VOLATILE PL/pgSQL function takes
+   * one per statement in READ COMMITTED, exactly as `lockStatements` sent separately do), with the backend's
+   * pid and the transaction's start. Same lock key as `lockStatements`: every store on the table agrees.
+   */
+  private claimFunction(): string {
+    return `CREATE OR REPLACE FUNCTION ${this.table.claimFunctionSql}(claim_key text, OUT locked boolean, OUT fingerprint text, OUT pid integer, OUT xact_us text)
+LANGUAGE plpgsql VOLATILE AS $service_pay$
+BEGIN
+  locked := pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(`${this.table.name}:`)} || claim_key, 0));
+  SELECT inbox.fingerprint INTO fingerprint FROM ${this.table.sql} AS inbox WHERE inbox.key = claim_key;
+  pid := pg_backend_pid();
+  xact_us := ((extract(epoch FROM now()) * 1000000)::bigint)::text;
+END
+$service_pay$`;
+  }
+
+  /** Calls the claim function for `key`: one row (locked, fingerprint or null, pid, xact_us). */
+  claim(key: string): string {
+    return `SELECT locked, fingerprint, pid, xact_us FROM ${this.table.claimFunctionSql}(${quoteLiteral(key)})`;
+  }
+
+  /** The savepoint a rejection rolls back to, taken right after the claim. */
+  savepoint(): string {
+    return `SAVEPOINT ${SAVEPOINT}`;
   }
 
   /** The key's row alone (PGlite: the lock is held in the process, see `PGliteDriver`). */

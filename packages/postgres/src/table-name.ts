@@ -12,6 +12,8 @@ export interface TableName {
   readonly createdAtIndexSql: string;
   /** Quoted name of its `payment_id` index (the inbox is looked up by payment: a shop's order page, support). */
   readonly paymentIdIndexSql: string;
+  /** Quoted, schema-qualified name of its claim function (lock and read in one round trip; see inbox-sql.ts). */
+  readonly claimFunctionSql: string;
 }
 
 const PART = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/;
@@ -41,5 +43,8 @@ export function tableName(value: unknown = DEFAULT_TABLE_NAME): TableName {
     // 63 bytes at most, as PostgreSQL would cut it anyway (with a notice).
     createdAtIndexSql: `"${table.slice(0, 63 - '_created_at_idx'.length)}_created_at_idx"`,
     paymentIdIndexSql: `"${table.slice(0, 63 - '_payment_id_idx'.length)}_payment_id_idx"`,
+    claimFunctionSql: [...parts.slice(0, -1), `${table.slice(0, 63 - '_claim'.length)}_claim`]
+      .map((part) => `"${part}"`)
+      .join('.'),
   };
 }

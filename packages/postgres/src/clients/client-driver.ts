@@ -35,8 +35,9 @@ export interface ClientAdapter<Tx> {
 /**
  * The driver of every ORM store: each attempt runs inside the client's own transaction, held open (core's
  * `holdTransaction`) until the pipeline commits or rolls back, so `ctx.tx` is the client's transaction
- * object and the shop's credit, written with its own ORM, commits with the inbox row. Five statements
- * around the handler (lock, read, savepoint; insert; the client's COMMIT), one round trip each.
+ * object and the shop's credit, written with its own ORM, commits with the inbox row. Around the handler,
+ * one round trip each: the client's BEGIN, the claim (the inbox table's claim function: lock and read),
+ * the savepoint; then the inbox INSERT and the client's COMMIT. A duplicate takes BEGIN, claim, ROLLBACK.
  */
 export class ClientDriver<Tx> implements Driver<Tx> {
   constructor(
@@ -48,28 +49,26 @@ export class ClientDriver<Tx> implements Driver<Tx> {
 
   async begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>> {
     const held = await holdTransaction<Tx>((work) => this.client.transaction(work));
-    const [lock, read, savepoint] = this.inbox.lockStatements(key);
-    let lockRow: Row | undefined;
-    let found: Row | undefined;
+    let claim: Row | undefined;
     try {
-      lockRow = (await this.client.query(held.tx, lock))[0];
-      found = (await this.client.query(held.tx, read))[0];
-      if (found === undefined && lockRow?.locked === true) await this.client.query(held.tx, savepoint);
+      claim = (await this.client.query(held.tx, this.inbox.claim(key)))[0];
+      if (isFree(claim)) await this.client.query(held.tx, this.inbox.savepoint());
     } catch (error) {
       await held.rollback();
       throw explainError(error, this.inbox.table.name);
     }
-    if (found === undefined && lockRow?.locked === true) {
-      const interrupt = (how: 'cancel' | 'terminate') => this.signal(lockRow, how);
+    if (isFree(claim)) {
+      const interrupt = (how: 'cancel' | 'terminate') => this.signal(claim, how);
       const session = new ClientSession(this.client, held, this.inbox, key, fingerprint, interrupt, this.owner);
       return { state: 'claimed', session };
     }
+    const found = claim?.fingerprint;
     // Nothing to do in this transaction; a failed rollback leaves nothing behind either (the server rolls
     // back what a dropped connection held).
     await held.rollback();
-    return found === undefined
+    return found === null || found === undefined
       ? { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS }
-      : { state: 'completed', fingerprint: String(found.fingerprint) };
+      : { state: 'completed', fingerprint: String(found) };
   }
 
   async migrate(): Promise<void> {
@@ -106,6 +105,11 @@ export class ClientDriver<Tx> implements Driver<Tx> {
       )
       .catch(() => undefined);
   }
+}
+
+/** The key was taken by this transaction and has no row: the delivery is this one's to run. */
+function isFree(claim: Row | undefined): boolean {
+  return claim?.locked === true && (claim.fingerprint === null || claim.fingerprint === undefined);
 }
 
 /** How long a rollback may queue behind a running statement before the backend is ended instead. */
