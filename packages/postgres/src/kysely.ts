@@ -2,6 +2,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { ClientAdapter, Row } from './clients/client-driver.js';
 import { ClientStore } from './clients/client-store.js';
 import { refuseOwnTransactions } from './clients/own-transaction-guard.js';
+import { isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
 
 export { OwnTransactionError } from './clients/own-transaction-guard.js';
 
@@ -11,12 +12,19 @@ export { OwnTransactionError } from './clients/own-transaction-guard.js';
  * @example
  * ```ts
  * import { Kysely, PostgresDialect } from 'kysely';
- * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }) };
+ * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), pool };
  * ```
  */
 export interface KyselyStoreOptions<DB> {
   /** The app's `Kysely` instance on PostgreSQL (`PostgresDialect`, or any dialect that speaks PostgreSQL). */
   db: Kysely<DB>;
+  /**
+   * The node-postgres `Pool` under your `PostgresDialect`, if that is what it runs on (Kysely does not say).
+   * Given, the store keeps a checked-out client whose connection drops (PostgreSQL restarted) from crashing
+   * the app: node-postgres emits `error` on such a client with no listener. Without it, add
+   * `pool.on('acquire', (client) => client.on('error', ...))` yourself.
+   */
+  pool?: { on: (...args: never[]) => unknown } | undefined;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
   tableName?: string | undefined;
 }
@@ -37,7 +45,7 @@ export interface KyselyStoreOptions<DB> {
  * import { createWebhookHandler } from '@service-pay/core';
  * import { KyselyStore } from '@service-pay/postgres/kysely';
  *
- * const store = new KyselyStore({ db }); // db: the app's Kysely<Database>
+ * const store = new KyselyStore({ db, pool }); // db: the app's Kysely<Database> on PostgresDialect({ pool })
  * await store.migrate();
  * const handle = createWebhookHandler({ secret, store, onPaymentPaid: async (event, ctx) => {
  *   await ctx.tx.updateTable('orders').set({ paid: true }).where('order_no', '=', event.orderNo).execute();
@@ -57,6 +65,12 @@ export class KyselyStore<DB> extends ClientStore<Transaction<DB>> {
     }
     if (db.isTransaction) {
       throw new TypeError("KyselyStore: options.db is a Transaction; pass the app's Kysely instance.");
+    }
+    if (options.pool !== undefined) {
+      if (!isPgPool(options.pool)) {
+        throw new TypeError('KyselyStore: options.pool must be the node-postgres Pool under your PostgresDialect.');
+      }
+      keepCheckedOutClientsFromCrashing(options.pool);
     }
     const scope = {};
     const own = refuseOwnTransactions(db, ['transaction', 'startTransaction'], scope, 'KyselyStore');

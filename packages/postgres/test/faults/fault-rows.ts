@@ -6,14 +6,17 @@ import { PostgresServer } from '../support/postgres-server.js';
 
 /**
  * The database client the apps use: node-postgres (`PostgresStore`), postgres.js (`PostgresJsStore`) or
- * Drizzle ORM on a node-postgres pool (`DrizzleStore`) or Prisma 7 on @prisma/adapter-pg (`PrismaStore`).
+ * one of the ORM stores (Drizzle, Kysely, Knex, TypeORM, Prisma), each crediting with its own query builder.
  */
-export type FaultDriver = 'pg' | 'postgres-js' | 'drizzle' | 'prisma';
+export type FaultDriver = 'pg' | 'postgres-js' | 'drizzle' | 'kysely' | 'knex' | 'typeorm' | 'prisma';
 
 const DRIVER_NAMES: Record<FaultDriver, string> = {
   pg: 'PostgresStore (node-postgres)',
   'postgres-js': 'PostgresJsStore (postgres.js)',
   drizzle: 'DrizzleStore (Drizzle ORM on node-postgres)',
+  kysely: 'KyselyStore (Kysely on node-postgres)',
+  knex: 'KnexStore (Knex)',
+  typeorm: 'TypeOrmStore (TypeORM)',
   prisma: 'PrismaStore (Prisma 7 on @prisma/adapter-pg)',
 };
 

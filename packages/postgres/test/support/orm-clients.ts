@@ -88,7 +88,7 @@ export function kyselyClient() {
     const db = new Kysely<Marks>({ dialect: new PostgresDialect({ pool }) });
     return {
       name: 'Kysely',
-      store: () => new KyselyStore({ db, tableName: inbox }),
+      store: () => new KyselyStore({ db, pool, tableName: inbox }),
       write: async (tx, marker) => {
         await tx.insertInto(marks).values({ marker }).execute();
       },
