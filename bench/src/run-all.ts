@@ -13,6 +13,7 @@ const suites: Array<[string, () => Promise<{ run: () => Promise<TargetCheck[]> }
   ['fastify', () => import('../../packages/fastify/bench/fastify.bench.js')],
   ['redis', () => import('../../packages/redis/bench/handler-redis.bench.js')],
   ['postgres', () => import('../../packages/postgres/bench/handler-postgres.bench.js')],
+  ['orm', () => import('../../packages/postgres/bench/orm-stores.bench.js')],
 ];
 
 const only = process.argv.slice(2);
