@@ -64,6 +64,7 @@ it('finds the published packages', () => {
       'fastify',
       'hono',
       'lambda',
+      'mysql',
       'nestjs',
       'next',
       'opentelemetry',

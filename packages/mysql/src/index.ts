@@ -1,0 +1,1 @@
+export { MySqlStore, type MySqlStoreOptions } from './mysql-store.js';

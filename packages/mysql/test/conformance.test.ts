@@ -1,0 +1,125 @@
+import { type TransactionalWrites, transactionalStoreConformance } from '@service-pay/core/testing';
+import type { Pool, PoolConnection } from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InboxSql } from '../src/inbox-sql.js';
+import { MySqlStore } from '../src/index.js';
+import { tableName } from '../src/table-name.js';
+import { closingSessions, openPool, uniqueName } from './support/database.js';
+
+describe('MySqlStore on MariaDB (mysql2): transactional conformance', () => {
+  let pool: Pool;
+  const inbox = uniqueName('conf_inbox');
+  const marks = uniqueName('conf_marks');
+
+  beforeAll(async () => {
+    pool = await openPool();
+    await new MySqlStore({ pool, tableName: inbox }).migrate();
+    await pool.query(`create table ${marks} (id bigint auto_increment primary key, marker varchar(255) not null)`);
+  });
+  afterAll(async () => {
+    await pool.query(`drop table if exists ${marks}, ${inbox}`);
+    await pool.end();
+  });
+
+  const writes: TransactionalWrites<PoolConnection> = {
+    write: async (tx, marker) => {
+      await tx.query(`insert into ${marks} (marker) values (?)`, [marker]);
+    },
+    count: async (marker) => {
+      const [rows] = await pool.query(`select count(*) as n from ${marks} where marker = ?`, [marker]);
+      return Number((rows as Array<{ n: number }>)[0]?.n);
+    },
+    slowQuery: (tx, ms) => tx.query('select sleep(?)', [ms / 1000]),
+  };
+  for (const c of transactionalStoreConformance(
+    () => closingSessions(new MySqlStore({ pool, tableName: inbox })),
+    writes,
+  )) {
+    it(c.name, c.run);
+  }
+
+  it('never gives a connection holding a key back to the pool, whichever way a delivery ended', async () => {
+    // Two connections: the deliveries below take turns on them, and the deadline's KILL needs the other.
+    const single = await openPool({ connectionLimit: 2 });
+    try {
+      const store = new MySqlStore({ pool: single, tableName: inbox });
+      const sql = new InboxSql(tableName(inbox));
+      const keys = ['commit', 'reject', 'rollback', 'deadline'].map((k) => `lock:${k}:${uniqueName('k')}`);
+      const [committed, rejected, rolledBack, deadline] = keys as [string, string, string, string];
+      const claim = async (key: string) => {
+        const c = await store.begin(key, 'fp');
+        if (c.state !== 'claimed') throw new Error(`expected a claim, got ${c.state}`);
+        return c.session;
+      };
+      await (await claim(committed)).commit({
+        outcome: 'credited',
+        paymentId: 'p',
+        deliveryId: undefined,
+        source: 'webhook',
+      });
+      expect((await store.begin(committed, 'fp')).state).toBe('completed');
+      await (await claim(rejected)).commit({
+        outcome: 'rejected',
+        paymentId: 'p',
+        deliveryId: undefined,
+        source: 'webhook',
+        reason: 'no',
+      });
+      await (await claim(rolledBack)).rollback(new Error('throw'));
+      const late = await claim(deadline);
+      const slow = late.tx.query('select sleep(5)').catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await late.rollback(new Error('deadline'));
+      await slow;
+      // Asked from another session: no key is held by anyone any more.
+      for (const key of keys) {
+        const [rows] = await pool.query('select is_used_lock(?) as holder', [sql.lockName(key)]);
+        expect((rows as Array<{ holder: unknown }>)[0]?.holder).toBeNull();
+      }
+    } finally {
+      await single.end();
+    }
+  });
+
+  it('ctx.tx refuses COMMIT/ROLLBACK/DDL, its own transaction calls, and any use once the delivery has ended', async () => {
+    const store = new MySqlStore({ pool, tableName: inbox });
+    const claim = await store.begin(`guard:${uniqueName('k')}`, 'fp');
+    if (claim.state !== 'claimed') throw new Error(`expected a claim, got ${claim.state}`);
+    const { tx } = claim.session;
+    for (const text of [
+      'COMMIT',
+      'rollback',
+      'BEGIN',
+      'start transaction',
+      'create table x (a int)',
+      'set autocommit=1',
+    ]) {
+      expect(() => tx.query(text)).toThrow(/ctx\.tx is already the delivery transaction/);
+    }
+    expect(() => tx.commit()).toThrow(/ctx\.tx is already the delivery transaction/);
+    expect(() => tx.release()).toThrow(/ctx\.tx is already the delivery transaction/);
+    await tx.query('savepoint sp_inner'); // savepoints are fine
+    await tx.query('rollback to savepoint sp_inner');
+    await claim.session.rollback(new Error('done'));
+    expect(() => tx.query('select 1')).toThrow(/this delivery transaction has ended/);
+  });
+
+  it('prunes old rows, refuses a bad age, and explains a missing table', async () => {
+    const store = new MySqlStore({ pool, tableName: inbox });
+    const claim = await store.begin(`prune:${uniqueName('k')}`, 'fp');
+    if (claim.state !== 'claimed') throw new Error('expected a claim');
+    await claim.session.commit({ outcome: 'credited', paymentId: 'p_1', deliveryId: 'dl_1', source: 'webhook' });
+    expect(await store.prune({ olderThanMs: 60_000 })).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await store.prune({ olderThanMs: 1 })).toBeGreaterThanOrEqual(1);
+    await expect(store.prune({ olderThanMs: -1 })).rejects.toThrow(/olderThanMs must be a number/);
+    const missing = new MySqlStore({ pool, tableName: uniqueName('missing') });
+    await expect(missing.begin('k', 'fp')).rejects.toThrow(/does not exist; run await store\.migrate\(\)/);
+  });
+
+  it('refuses what is not a mysql2 pool, and bad table names', () => {
+    expect(() => new MySqlStore({ pool: {} as never })).toThrow(/options\.pool must be a mysql2 promise pool/);
+    expect(() => new MySqlStore(undefined as never)).toThrow(/options\.pool must be a mysql2 promise pool/);
+    expect(() => new MySqlStore({ pool, tableName: 'a-b' })).toThrow(/tableName must be/);
+  });
+});

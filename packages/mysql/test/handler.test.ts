@@ -1,0 +1,129 @@
+import {
+  createWebhookHandler,
+  type PaymentPaidEvent,
+  PaymentRejectedError,
+  signWebhook,
+  type WebhookRequest,
+} from '@service-pay/core';
+import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import type { Pool } from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MySqlStore } from '../src/index.js';
+import { openPool, uniqueName } from './support/database.js';
+
+/**
+ * The handler end to end with MySqlStore on MariaDB: signed deliveries, credits written through ctx.tx into a
+ * table WITHOUT a unique constraint (a second credit would show).
+ */
+const SECRET = 'whsec_mysql_handler_tests_0123456789';
+let pool: Pool;
+let store: MySqlStore;
+const inbox = uniqueName('inbox');
+const credits = uniqueName('credits');
+
+function delivery(event: PaymentPaidEvent, attempt: number): WebhookRequest {
+  const { body, headers } = signWebhook({ event, secret: SECRET, deliveryId: `dl_${event.paymentId}_${attempt}` });
+  return { method: 'POST', headers, rawBody: body };
+}
+
+async function creditsOf(paymentId: string): Promise<number> {
+  const [rows] = await pool.query(`select count(*) as n from ${credits} where payment_id = ?`, [paymentId]);
+  return Number((rows as Array<{ n: number }>)[0]?.n);
+}
+
+beforeAll(async () => {
+  pool = await openPool();
+  store = new MySqlStore({ pool, tableName: inbox });
+  await store.migrate();
+  await store.migrate(); // idempotent
+  await pool.query(`create table ${credits} (id bigint auto_increment primary key, payment_id varchar(255) not null)`);
+});
+afterAll(async () => {
+  await pool.query(`drop table if exists ${credits}, ${inbox}`);
+  await pool.end();
+});
+
+describe('the handler with MySqlStore (MariaDB)', () => {
+  it('credits once: a throw after the credit rolls it back, the retry credits, a third delivery is a duplicate', async () => {
+    const event = samplePaymentPaidEvent();
+    let calls = 0;
+    const handle = createWebhookHandler({
+      secret: SECRET,
+      store,
+      logger: { warn: () => {}, error: () => {} },
+      onPaymentPaid: async (paid, ctx) => {
+        calls += 1;
+        await ctx.tx.query(`insert into ${credits} (payment_id) values (?)`, [paid.paymentId]);
+        if (calls === 1) throw new Error('fails after writing its credit');
+      },
+    });
+    expect((await handle(delivery(event, 1))).status).toBe(500);
+    expect(await creditsOf(event.paymentId)).toBe(0);
+    expect((await handle(delivery(event, 2))).status).toBe(200);
+    const third = await handle(delivery(event, 3));
+    expect(third.status).toBe(200);
+    expect(third.body).toContain('duplicate');
+    expect(await creditsOf(event.paymentId)).toBe(1);
+  });
+
+  it('answers 409 at once to a concurrent delivery of the same payment, then credits once', async () => {
+    const event = samplePaymentPaidEvent();
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const handle = createWebhookHandler({
+      secret: SECRET,
+      store,
+      onPaymentPaid: async (paid, ctx) => {
+        await ctx.tx.query(`insert into ${credits} (payment_id) values (?)`, [paid.paymentId]);
+        await held;
+      },
+    });
+    const first = handle(delivery(event, 1));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const second = await handle(delivery(event, 2));
+    expect(second.status).toBe(409);
+    release();
+    expect((await first).status).toBe(200);
+    expect(await creditsOf(event.paymentId)).toBe(1);
+  });
+
+  it('keeps a rejection: the handler writes roll back, the rejected row commits, later deliveries are duplicates', async () => {
+    const event = samplePaymentPaidEvent();
+    const handle = createWebhookHandler({
+      secret: SECRET,
+      store,
+      onPaymentPaid: async (paid, ctx) => {
+        await ctx.tx.query(`insert into ${credits} (payment_id) values (?)`, [paid.paymentId]);
+        throw new PaymentRejectedError('order cancelled');
+      },
+    });
+    expect((await handle(delivery(event, 1))).status).toBe(200);
+    expect((await handle(delivery(event, 2))).body).toContain('duplicate');
+    expect(await creditsOf(event.paymentId)).toBe(0);
+    const [rows] = await pool.query(`select outcome, reason, delivery_id from ${inbox} where payment_id = ?`, [
+      event.paymentId,
+    ]);
+    expect(rows).toEqual([{ outcome: 'rejected', reason: 'order cancelled', delivery_id: `dl_${event.paymentId}_1` }]);
+  });
+
+  it('rolls back a handler past its deadline, inside a statement, and credits once on the retry', async () => {
+    const event = samplePaymentPaidEvent();
+    let calls = 0;
+    const handle = createWebhookHandler({
+      secret: SECRET,
+      store,
+      handlerTimeoutMs: 300,
+      logger: { warn: () => {}, error: () => {} },
+      onPaymentPaid: async (paid, ctx) => {
+        calls += 1;
+        await ctx.tx.query(`insert into ${credits} (payment_id) values (?)`, [paid.paymentId]);
+        if (calls === 1) await ctx.tx.query('select sleep(10)');
+      },
+    });
+    expect((await handle(delivery(event, 1))).status).toBe(500);
+    expect((await handle(delivery(event, 2))).status).toBe(200);
+    expect(await creditsOf(event.paymentId)).toBe(1);
+  });
+});

@@ -1,0 +1,48 @@
+import type { TransactionalStore, TransactionSession } from '@service-pay/core';
+import mysql from 'mysql2/promise';
+
+/** The machine's MariaDB (root, no password, database `test`; `.ci/run` starts it when it is down). */
+export const DATABASE_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+
+/** A table name no other test (or other run on the shared server) uses. */
+export function uniqueName(label: string): string {
+  return `t_${label}_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** A pool on the shared server that says where it tried when the server is not there. */
+export async function openPool(options: mysql.PoolOptions = {}): Promise<mysql.Pool> {
+  const pool = mysql.createPool({ uri: DATABASE_URL, connectionLimit: 25, ...options });
+  try {
+    await pool.query('select 1');
+  } catch (error) {
+    await pool.end();
+    throw new Error(
+      `These tests need MariaDB or MySQL at ${DATABASE_URL} (.ci/run starts it): ${(error as Error).message}`,
+    );
+  }
+  return pool;
+}
+
+/**
+ * The store for one conformance case, with a clean-up that rolls back every session the case left open (the
+ * suite's deadline case never ends its last one; on a shared server it would keep its lock).
+ */
+export function closingSessions<Tx>(store: TransactionalStore<Tx>): {
+  store: TransactionalStore<Tx>;
+  cleanup: () => Promise<void>;
+} {
+  const sessions: TransactionSession<Tx>[] = [];
+  return {
+    store: {
+      kind: 'transactional',
+      begin: async (key, fingerprint) => {
+        const claim = await store.begin(key, fingerprint);
+        if (claim.state === 'claimed') sessions.push(claim.session);
+        return claim;
+      },
+    },
+    cleanup: async () => {
+      await Promise.all(sessions.map((session) => session.rollback(new Error('conformance case over'))));
+    },
+  };
+}

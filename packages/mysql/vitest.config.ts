@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+// Every file talks to the machine's MariaDB (127.0.0.1:3306, root, database `test`; `.ci/run` starts it when
+// it is down), in tables of its own.
+export default defineConfig({
+  test: {
+    name: 'mysql',
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+  },
+});
