@@ -1,0 +1,110 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
+
+const MARIADBD = '/usr/sbin/mariadbd';
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A MariaDB server of the test's own, on a free loopback port with a fresh data directory, which the test
+ * may kill (-9) and start again: the machine's shared server is never stopped. Database `test`, user root
+ * without a password.
+ */
+export class MariaDbServer {
+  #process: ChildProcess | undefined;
+
+  private constructor(
+    private readonly dataDir: string,
+    readonly port: number,
+  ) {}
+
+  get url(): string {
+    return `mysql://root@127.0.0.1:${this.port}/test`;
+  }
+
+  static async start(): Promise<MariaDbServer> {
+    const dataDir = mkdtempSync(join(tmpdir(), 'service-pay-mariadb-'));
+    execFileSync(
+      'mariadb-install-db',
+      [
+        '--no-defaults',
+        `--datadir=${dataDir}`,
+        '--auth-root-authentication-method=normal',
+        '--skip-test-db',
+        '--user=root',
+      ],
+      { stdio: 'ignore', timeout: 60_000 },
+    );
+    const server = new MariaDbServer(dataDir, await freePort());
+    await server.startAgain();
+    const admin = await mysql.createConnection({ host: '127.0.0.1', port: server.port, user: 'root' });
+    await admin.query('create database if not exists test');
+    await admin.end();
+    return server;
+  }
+
+  /** Starts the server on its data directory (again, after `kill`) and waits until it answers. */
+  async startAgain(): Promise<void> {
+    const child = spawn(
+      MARIADBD,
+      [
+        '--no-defaults',
+        `--datadir=${this.dataDir}`,
+        `--port=${this.port}`,
+        '--bind-address=127.0.0.1',
+        `--socket=${join(this.dataDir, 'mariadb.sock')}`,
+        '--user=root',
+        '--innodb-buffer-pool-size=32M',
+        '--max-connections=300',
+      ],
+      { stdio: 'ignore' },
+    );
+    live.add(child);
+    child.once('exit', () => live.delete(child));
+    this.#process = child;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      try {
+        const probe = await mysql.createConnection({ host: '127.0.0.1', port: this.port, user: 'root' });
+        await probe.end();
+        return;
+      } catch (error) {
+        if (Date.now() > deadline || child.exitCode !== null) {
+          throw new Error(`MariaDB did not start on ${this.port}: ${(error as Error).message}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  }
+
+  /** Kills the server with SIGKILL, as a crash or a pulled plug would, and waits until it is gone. */
+  async kill(): Promise<void> {
+    const child = this.#process;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const gone = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await gone;
+  }
+
+  async stop(): Promise<void> {
+    await this.kill();
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
