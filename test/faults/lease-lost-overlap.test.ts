@@ -41,6 +41,8 @@ const table = `f_overlap_${Date.now().toString(36)}_credits`;
 beforeAll(async () => {
   server = await RedisServer.start();
   redis = new Redis(server.url, failFastRedisOptions());
+  // No offline queue: a command sent before the connection is ready fails at once (503), not later.
+  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
   pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 6 });
   await pool.query(`create table ${table} (payment_id text not null, attempt text not null)`);
 });
