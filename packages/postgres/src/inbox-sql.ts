@@ -55,31 +55,21 @@ export class InboxSql {
 
   /**
    * `begin` without its BEGIN, for clients that open the transaction themselves (postgres.js `sql.begin`):
-   * three statements, three results (locked with the backend's pid, the key's row, SAVEPOINT).
+   * three statements, three results (locked with the backend's pid, the key's row, SAVEPOINT). The row is
+   * read by a statement of its own, after the lock: in READ COMMITTED each statement sees what committed
+   * before it started, so a row committed by the transaction that held the lock until a moment ago is seen.
    */
   lockAndRead(key: string): string {
-    return this.lockStatements(key).join(';\n');
-  }
-
-  /**
-   * `lockAndRead` one statement at a time (clients whose raw query takes one statement): the lock with the
-   * backend's pid and the transaction's start (they name this transaction to `pg_stat_activity`), then the key's row, then the savepoint. The row is read by a statement of its own, after
-   * the lock: in READ COMMITTED each statement sees what committed before it started, so a row committed
-   * by the transaction that held the lock until a moment ago is seen.
-   */
-  lockStatements(key: string): [lock: string, read: string, savepoint: string] {
-    return [
-      `SELECT pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(`${this.table.name}:${key}`)}, 0)) AS locked, pg_backend_pid() AS pid, (extract(epoch FROM now()) * 1000000)::bigint::text AS xact_us`,
-      `SELECT fingerprint FROM ${this.table.sql} WHERE key = ${quoteLiteral(key)}`,
-      `SAVEPOINT ${SAVEPOINT}`,
-    ];
+    return `SELECT pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(`${this.table.name}:${key}`)}, 0)) AS locked, pg_backend_pid() AS pid;
+${this.beginWithoutLock(key)}`;
   }
 
   /**
    * The claim as one function, for clients that send one statement per round trip (the ORM stores): the
    * lock, then the key's row, each statement in a snapshot of its own (a VOLATILE PL/pgSQL function takes
-   * one per statement in READ COMMITTED, exactly as `lockStatements` sent separately do), with the backend's
-   * pid and the transaction's start. Same lock key as `lockStatements`: every store on the table agrees.
+   * one per statement in READ COMMITTED, exactly as `lockAndRead`'s separate statements do), with the
+   * backend's pid and the transaction's start (together they name this transaction in `pg_stat_activity`).
+   * Same lock key as `lockAndRead`: every store on the table agrees.
    */
   private claimFunction(): string {
     return `CREATE OR REPLACE FUNCTION ${this.table.claimFunctionSql}(claim_key text, OUT locked boolean, OUT fingerprint text, OUT pid integer, OUT xact_us text)
@@ -103,10 +93,10 @@ $service_pay$`;
     return `SAVEPOINT ${SAVEPOINT}`;
   }
 
-  /** The key's row alone (PGlite: the lock is held in the process, see `PGliteDriver`). */
+  /** The key's row, then the savepoint (PGlite alone: the lock is held in the process, see `PGliteDriver`). */
   beginWithoutLock(key: string): string {
     return `SELECT fingerprint FROM ${this.table.sql} WHERE key = ${quoteLiteral(key)};
-SAVEPOINT ${SAVEPOINT}`;
+${this.savepoint()}`;
   }
 
   /**
