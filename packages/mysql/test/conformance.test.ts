@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InboxSql } from '../src/inbox-sql.js';
 import { MySqlStore } from '../src/index.js';
 import { tableName } from '../src/table-name.js';
-import { closingSessions, openPool, uniqueName } from './support/database.js';
+import { openPool, uniqueName } from './support/database.js';
 
 describe('MySqlStore on MariaDB (mysql2): transactional conformance', () => {
   let pool: Pool;
@@ -31,10 +31,7 @@ describe('MySqlStore on MariaDB (mysql2): transactional conformance', () => {
     },
     slowQuery: (tx, ms) => tx.query('select sleep(?)', [ms / 1000]),
   };
-  for (const c of transactionalStoreConformance(
-    () => closingSessions(new MySqlStore({ pool, tableName: inbox })),
-    writes,
-  )) {
+  for (const c of transactionalStoreConformance(() => new MySqlStore({ pool, tableName: inbox }), writes)) {
     it(c.name, c.run);
   }
 

@@ -5,7 +5,7 @@ import postgres, { type Sql, type TransactionSql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
 import { PostgresJsStore } from '../src/postgres-js.js';
-import { closingSessions, DATABASE_URL, openPGlite, openPool, uniqueName } from './support/database.js';
+import { DATABASE_URL, openPGlite, openPool, uniqueName } from './support/database.js';
 
 describe('PostgresStore on PostgreSQL (node-postgres): transactional conformance', () => {
   let pool: pg.Pool;
@@ -31,10 +31,7 @@ describe('PostgresStore on PostgreSQL (node-postgres): transactional conformance
       Number((await pool.query(`select count(*) from ${marks} where marker = $1`, [marker])).rows[0].count),
     slowQuery: (tx, ms) => tx.query('select pg_sleep($1)', [ms / 1000]),
   };
-  for (const c of transactionalStoreConformance(
-    () => closingSessions(new PostgresStore({ pool, tableName: inbox })),
-    writes,
-  )) {
+  for (const c of transactionalStoreConformance(() => new PostgresStore({ pool, tableName: inbox }), writes)) {
     it(c.name, c.run);
   }
 
@@ -73,10 +70,7 @@ describe('PostgresStore on PGlite: transactional conformance', () => {
   };
   // PGlite has one connection, so two transactions are never open at once: the store answers in-progress
   // for a second key while one is open (tested below) instead of the suite's "keys are independent".
-  const cases = transactionalStoreConformance(
-    () => closingSessions(new PostgresStore({ pglite: db, tableName: inbox })),
-    writes,
-  );
+  const cases = transactionalStoreConformance(() => new PostgresStore({ pglite: db, tableName: inbox }), writes);
   for (const c of cases) {
     if (c.name === 'keys are independent') it.skip(`${c.name} (PGlite: one transaction at a time; see below)`, c.run);
     else it(c.name, c.run);
@@ -123,10 +117,7 @@ describe('PostgresJsStore on PostgreSQL (postgres.js): transactional conformance
       Number((await pool.query(`select count(*) from ${marks} where marker = $1`, [marker])).rows[0].count),
     slowQuery: (tx, ms) => tx`select pg_sleep(${ms / 1000})`,
   };
-  for (const c of transactionalStoreConformance(
-    () => closingSessions(new PostgresJsStore({ sql, tableName: inbox })),
-    writes,
-  )) {
+  for (const c of transactionalStoreConformance(() => new PostgresJsStore({ sql, tableName: inbox }), writes)) {
     it(c.name, c.run);
   }
 

@@ -2,7 +2,6 @@ import { createWebhookHandler, type PaymentPaidEvent, signWebhook, type WebhookR
 import { samplePaymentPaidEvent, transactionalStoreConformance } from '@service-pay/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnTransactionError } from '../src/clients/own-transaction-guard.js';
-import { closingSessions } from './support/database.js';
 import { ORM_CLIENTS, type OrmClient } from './support/orm-clients.js';
 
 /**
@@ -32,7 +31,7 @@ for (const open of ORM_CLIENTS) {
     });
 
     describe('transactional conformance', () => {
-      const cases = transactionalStoreConformance(() => closingSessions(client.store()), {
+      const cases = transactionalStoreConformance(() => client.store(), {
         write: (tx, marker) => client.write(tx, marker),
         count: (marker) => client.count(marker),
         slowQuery: (tx, ms) => client.slowQuery(tx, ms),

@@ -204,6 +204,38 @@ export function dedupeStoreConformance(
 }
 
 /**
+ * The store of one transactional case, wrapped so that every session the case claimed is rolled back when it
+ * ends, however it ends: a case that fails half-way would otherwise leave a transaction open, holding its
+ * locks and a pooled connection on a shared server. A session the case already ended is rolled back again,
+ * which the contract makes a no-op: every store is checked for that too.
+ */
+function closingEverySession<Tx>(made: StoreUnderTest<TransactionalStore<Tx>>): {
+  store: TransactionalStore<Tx>;
+  cleanup: () => Promise<void>;
+} {
+  const wrapper = isWrapper(made) ? made : undefined;
+  const store = wrapper === undefined ? (made as TransactionalStore<Tx>) : wrapper.store;
+  const sessions: Array<{ rollback(reason: unknown): Promise<void> }> = [];
+  return {
+    store: {
+      kind: 'transactional',
+      begin: async (key, fingerprint) => {
+        const claim = await store.begin(key, fingerprint);
+        if (claim.state === 'claimed') sessions.push(claim.session);
+        return claim;
+      },
+    },
+    cleanup: async () => {
+      try {
+        await Promise.all(sessions.map((session) => session.rollback(new Error('conformance case over'))));
+      } finally {
+        await wrapper?.cleanup?.();
+      }
+    },
+  };
+}
+
+/**
  * The transactional part of the suite: the behaviour every `TransactionalStore` must have. `writes` lets
  * the cases write through the store's transaction and count what committed, so rollback and commit are
  * checked on real data. `@service-pay/postgres` runs it on PostgreSQL and on PGlite.
@@ -217,7 +249,7 @@ export function transactionalStoreConformance<Tx>(
   makeStore: () => StoreUnderTest<TransactionalStore<Tx>> | Promise<StoreUnderTest<TransactionalStore<Tx>>>,
   writes: TransactionalWrites<Tx>,
 ): ConformanceCase[] {
-  const run = caseRunner(makeStore);
+  const run = caseRunner(async () => closingEverySession(await makeStore()));
   const record = (paymentId: string, outcome: 'credited' | 'rejected' = 'credited') => ({
     outcome,
     paymentId,

@@ -1,4 +1,3 @@
-import type { TransactionalStore, TransactionSession } from '@service-pay/core';
 import mysql from 'mysql2/promise';
 
 /** The machine's MariaDB (root, no password, database `test`; `.ci/run` starts it when it is down). */
@@ -21,28 +20,4 @@ export async function openPool(options: mysql.PoolOptions = {}): Promise<mysql.P
     );
   }
   return pool;
-}
-
-/**
- * The store for one conformance case, with a clean-up that rolls back every session the case left open (the
- * suite's deadline case never ends its last one; on a shared server it would keep its lock).
- */
-export function closingSessions<Tx>(store: TransactionalStore<Tx>): {
-  store: TransactionalStore<Tx>;
-  cleanup: () => Promise<void>;
-} {
-  const sessions: TransactionSession<Tx>[] = [];
-  return {
-    store: {
-      kind: 'transactional',
-      begin: async (key, fingerprint) => {
-        const claim = await store.begin(key, fingerprint);
-        if (claim.state === 'claimed') sessions.push(claim.session);
-        return claim;
-      },
-    },
-    cleanup: async () => {
-      await Promise.all(sessions.map((session) => session.rollback(new Error('conformance case over'))));
-    },
-  };
 }

@@ -1,5 +1,4 @@
 import { PGlite } from '@electric-sql/pglite';
-import type { TransactionalStore, TransactionSession } from '@service-pay/core';
 import pg from 'pg';
 
 /** The machine's PostgreSQL (trust auth on loopback, database `test`; `.ci/run` makes sure it is up). */
@@ -26,30 +25,4 @@ export async function openPool(options: pg.PoolConfig = {}): Promise<pg.Pool> {
 /** An in-memory PGlite. */
 export function openPGlite(): Promise<PGlite> {
   return PGlite.create();
-}
-
-/**
- * The store for one conformance case, with a clean-up that rolls back every session the case left open.
- * The suite's deadline case ends by claiming the key again and never ends that transaction; on a shared
- * server it would keep its locks (and a pool client) until the pool closes. Rollback after an end is a
- * no-op, so this also checks that.
- */
-export function closingSessions<Tx>(store: TransactionalStore<Tx>): {
-  store: TransactionalStore<Tx>;
-  cleanup: () => Promise<void>;
-} {
-  const sessions: TransactionSession<Tx>[] = [];
-  return {
-    store: {
-      kind: 'transactional',
-      begin: async (key, fingerprint) => {
-        const claim = await store.begin(key, fingerprint);
-        if (claim.state === 'claimed') sessions.push(claim.session);
-        return claim;
-      },
-    },
-    cleanup: async () => {
-      await Promise.all(sessions.map((session) => session.rollback(new Error('conformance case over'))));
-    },
-  };
 }
