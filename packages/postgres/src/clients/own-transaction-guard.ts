@@ -28,11 +28,18 @@ export class OwnTransactionError extends Error {
   }
 }
 
+/** Per client: the stores it was given to (their scopes, with their names) and its unwrapped methods. */
+interface Guarded {
+  stores: WeakMap<object, string>;
+  originals: Record<string, (...args: unknown[]) => unknown>;
+}
+const guardedClients = new WeakMap<object, Guarded>();
+
 /**
  * Makes `methods` of the app's client throw `OwnTransactionError` when called from inside a handler of
- * `store`, and behave as before everywhere else. Wraps the methods on the instance the store was given
- * (own properties, nothing of the library's internals); the store opens its transactions through the
- * originals it returns.
+ * `store`, and behave as before everywhere else. Wraps each method once per client, on the instance the
+ * store was given (own properties, nothing of the library's internals), however many stores share the
+ * client; the stores open their transactions through the originals it returns.
  */
 export function refuseOwnTransactions<C extends object, M extends keyof C & string>(
   client: C,
@@ -40,21 +47,28 @@ export function refuseOwnTransactions<C extends object, M extends keyof C & stri
   store: object,
   storeName: string,
 ): Pick<C, M> {
-  const originals = {} as Pick<C, M>;
+  let guarded = guardedClients.get(client);
+  if (guarded === undefined) {
+    guarded = { stores: new WeakMap(), originals: {} };
+    guardedClients.set(client, guarded);
+  }
+  const { stores, originals } = guarded;
+  stores.set(store, storeName);
   for (const method of methods) {
+    if (method in originals) continue;
     const original = client[method];
     if (typeof original !== 'function') continue;
-    const bound = (original as (...args: unknown[]) => unknown).bind(client);
-    (originals as Record<string, unknown>)[method] = bound;
-    // Idempotent when two stores share a client: each adds its own check around the previous one.
+    originals[method] = (original as (...args: unknown[]) => unknown).bind(client);
     Object.defineProperty(client, method, {
       configurable: true,
       writable: true,
       value: function guarded(this: unknown, ...args: unknown[]) {
-        if (runningHandler.getStore() === store) throw new OwnTransactionError(storeName, `${method}()`);
+        const running = runningHandler.getStore();
+        const name = running === undefined ? undefined : stores.get(running);
+        if (name !== undefined) throw new OwnTransactionError(name, `${method}()`);
         return (original as (...a: unknown[]) => unknown).apply(this, args);
       },
     });
   }
-  return originals;
+  return originals as unknown as Pick<C, M>;
 }
