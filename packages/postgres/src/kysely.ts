@@ -1,10 +1,10 @@
+import { refuseOwnTransactions } from '@service-pay/core';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { ClientAdapter, Row } from './clients/client-driver.js';
 import { ClientStore } from './clients/client-store.js';
-import { refuseOwnTransactions } from './clients/own-transaction-guard.js';
 import { isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
 
-export { OwnTransactionError } from './clients/own-transaction-guard.js';
+export { OwnTransactionError } from '@service-pay/core';
 
 /**
  * Options of `KyselyStore`.

@@ -1,8 +1,8 @@
+import { refuseOwnTransactions } from '@service-pay/core';
 import type { ClientAdapter, Row } from './clients/client-driver.js';
 import { ClientStore } from './clients/client-store.js';
-import { refuseOwnTransactions } from './clients/own-transaction-guard.js';
 
-export { OwnTransactionError } from './clients/own-transaction-guard.js';
+export { OwnTransactionError } from '@service-pay/core';
 
 /** The options Prisma's interactive `$transaction` takes that the store sets. */
 interface PrismaTransactionOptions {

@@ -1,9 +1,9 @@
+import { refuseOwnTransactions } from '@service-pay/core';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ClientAdapter, Row } from './clients/client-driver.js';
 import { ClientStore } from './clients/client-store.js';
-import { refuseOwnTransactions } from './clients/own-transaction-guard.js';
 
-export { OwnTransactionError } from './clients/own-transaction-guard.js';
+export { OwnTransactionError } from '@service-pay/core';
 
 /**
  * Options of `TypeOrmStore`.

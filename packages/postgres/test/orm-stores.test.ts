@@ -1,7 +1,12 @@
-import { createWebhookHandler, type PaymentPaidEvent, signWebhook, type WebhookRequest } from '@service-pay/core';
+import {
+  createWebhookHandler,
+  OwnTransactionError,
+  type PaymentPaidEvent,
+  signWebhook,
+  type WebhookRequest,
+} from '@service-pay/core';
 import { samplePaymentPaidEvent, transactionalStoreConformance } from '@service-pay/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OwnTransactionError } from '../src/clients/own-transaction-guard.js';
 import { ORM_CLIENTS, type OrmClient } from './support/orm-clients.js';
 
 /**

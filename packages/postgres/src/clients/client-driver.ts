@@ -1,4 +1,11 @@
-import { holdTransaction, type InboxRecord, type TransactionClaim, type TransactionSession } from '@service-pay/core';
+import {
+  guardTransaction,
+  holdTransaction,
+  type InboxRecord,
+  inDeliveryOf,
+  type TransactionClaim,
+  type TransactionSession,
+} from '@service-pay/core';
 import {
   type Driver,
   endedError,
@@ -9,7 +16,6 @@ import {
   PRUNE_BATCH,
 } from '../driver.js';
 import type { InboxSql } from '../inbox-sql.js';
-import { inDeliveryOf } from './own-transaction-guard.js';
 
 /** A result row as the clients hand them back. */
 export type Row = Record<string, unknown>;
@@ -43,7 +49,7 @@ export class ClientDriver<Tx> implements Driver<Tx> {
   constructor(
     private readonly client: ClientAdapter<Tx>,
     private readonly inbox: InboxSql,
-    /** Names this store in the handler's scope (see own-transaction-guard.ts). */
+    /** Names this store in the handler's scope (see refuseOwnTransactions in @service-pay/core). */
     private readonly owner: object,
   ) {}
 
@@ -137,7 +143,13 @@ class ClientSession<Tx> implements TransactionSession<Tx> {
     private readonly interrupt: (how: 'cancel' | 'terminate') => Promise<void>,
     private readonly owner: object,
   ) {
-    this.tx = guardTransaction(held.tx, () => this.#ended, client.rawTextMethods);
+    this.tx = guardTransaction(held.tx, {
+      ended: () => this.#ended,
+      rawTextMethods: client.rawTextMethods,
+      endsTransaction,
+      endedError,
+      nestedError: nestedTransactionError,
+    });
   }
 
   run<T>(handler: () => Promise<T>): Promise<T> {
@@ -173,33 +185,4 @@ class ClientSession<Tx> implements TransactionSession<Tx> {
     await this.interrupt('terminate');
     await rolledBack;
   }
-}
-
-/**
- * The transaction as the handler sees it: every method of the client's transaction object works, but none
- * once the delivery has ended (the client would otherwise run a late handler's statement on a connection
- * back in the pool, outside any transaction), and no BEGIN/COMMIT/ROLLBACK through its raw-SQL methods.
- * Methods run with the real object as `this` (ORMs keep private fields).
- */
-export function guardTransaction<Tx>(tx: Tx, ended: () => boolean, rawTextMethods: readonly string[]): Tx {
-  const open = () => {
-    if (ended()) throw endedError();
-  };
-  const target = tx as object;
-  return new Proxy(target, {
-    apply(fn, _thisArg, args) {
-      open();
-      return Reflect.apply(fn as never, tx, args);
-    },
-    get(object, property) {
-      const value = Reflect.get(object, property);
-      if (typeof value !== 'function' || property === 'constructor') return value;
-      const raw = rawTextMethods.includes(property as string);
-      return (...args: unknown[]) => {
-        open();
-        if (raw && endsTransaction(args[0])) throw nestedTransactionError();
-        return (value as (...a: unknown[]) => unknown).apply(object, args);
-      };
-    },
-  }) as Tx;
 }

@@ -3,7 +3,15 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 /** The store whose delivery handler is running in this async context, if any. */
 const runningHandler = new AsyncLocalStorage<object>();
 
-/** Runs a delivery's handler so that `refuseOwnTransactions` can tell it is inside that store's delivery. */
+/**
+ * For store authors: runs a delivery's handler so that `refuseOwnTransactions` can tell it is inside that
+ * store's delivery. A store's `TransactionSession.run` calls it.
+ *
+ * @example
+ * ```ts
+ * const session = { tx, run: (handler) => inDeliveryOf(store, handler), commit, rollback };
+ * ```
+ */
 export function inDeliveryOf<T>(store: object, handler: () => Promise<T>): Promise<T> {
   return runningHandler.run(store, handler);
 }
@@ -11,7 +19,12 @@ export function inDeliveryOf<T>(store: object, handler: () => Promise<T>): Promi
 /**
  * The error the handler gets for opening the client's own transaction while a delivery's transaction is
  * open: that second transaction would commit its credit whatever happens to the delivery (a throw, a
- * deadline, a failed commit), and the sender's retry would credit again.
+ * deadline, a failed commit), and the sender's retry would credit again. Code `OWN_TRANSACTION_IN_HANDLER`.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof OwnTransactionError) console.error('write the credit through ctx.tx');
+ * ```
  */
 export class OwnTransactionError extends Error {
   /** Stable code for logs and tests. */
@@ -36,10 +49,16 @@ interface Guarded {
 const guardedClients = new WeakMap<object, Guarded>();
 
 /**
- * Makes `methods` of the app's client throw `OwnTransactionError` when called from inside a handler of
- * `store`, and behave as before everywhere else. Wraps each method once per client, on the instance the
+ * For store authors: makes `methods` of the app's client throw `OwnTransactionError` when called from inside
+ * a handler of `store` (see `inDeliveryOf`), and behave as before everywhere else. Wraps each method once per client, on the instance the
  * store was given (own properties, nothing of the library's internals), however many stores share the
  * client; the stores open their transactions through the originals it returns.
+ *
+ * @example
+ * ```ts
+ * const own = refuseOwnTransactions(db, ['transaction'], scope, 'DrizzleStore');
+ * await own.transaction(async (tx) => work(tx)); // the store's own calls still work
+ * ```
  */
 export function refuseOwnTransactions<C extends object, M extends keyof C & string>(
   client: C,
