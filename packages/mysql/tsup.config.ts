@@ -1,4 +1,8 @@
 import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.shared.js';
 
-export default defineConfig(packageBuild());
+// One entry per client: mysql2 at the root, each ORM at its own subpath (`/kysely`, `/drizzle`), so an
+// app's type declarations and bundle only ever name the client it installed.
+export default defineConfig(
+  packageBuild({ entry: { index: 'src/index.ts', kysely: 'src/kysely.ts', drizzle: 'src/drizzle.ts' } }),
+);

@@ -83,6 +83,61 @@ export class InboxSql {
       : [insert];
   }
 
+  /**
+   * The keys table of the ORM stores: one row per key, the anchor of the row lock a delivery takes in its
+   * client's own transaction (`FOR UPDATE NOWAIT`). Row locks end with the transaction, so nothing is held
+   * by a session that goes back to the ORM's pool (a `GET_LOCK` would be). Idempotent.
+   */
+  migrateKeys(): string {
+    return `CREATE TABLE IF NOT EXISTS ${this.table.keysSql} (
+  \`key\` VARCHAR(512) NOT NULL,
+  created_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (\`key\`),
+  INDEX ${this.table.createdAtIndexSql} (created_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
+  }
+
+  /**
+   * Outside any transaction, without locking: whether the key's anchor row exists, and the key's inbox
+   * fingerprint if it was recorded (a duplicate is answered from this alone).
+   */
+  peek(key: string): Statement {
+    return {
+      sql: `SELECT k.\`key\` AS anchored, i.fingerprint FROM (SELECT ? AS \`key\`) AS wanted LEFT JOIN ${this.table.keysSql} k ON k.\`key\` = wanted.\`key\` LEFT JOIN ${this.table.sql} i ON i.\`key\` = wanted.\`key\``,
+      values: [key],
+    };
+  }
+
+  /**
+   * Creates the key's anchor row, outside any transaction (autocommit). Only sent when `peek` found none:
+   * on an existing row InnoDB's duplicate check waits for whoever holds it.
+   */
+  ensureKey(key: string): Statement {
+    return { sql: `INSERT IGNORE INTO ${this.table.keysSql} (\`key\`) VALUES (?)`, values: [key] };
+  }
+
+  /**
+   * In the delivery's transaction: takes the key's anchor row without waiting (busy -> the server answers
+   * a lock error at once), then reads the inbox row. No row: the anchor was pruned meanwhile. The inbox read
+   * is a plain read, correlated with the locked row so that it runs after the lock (an uncorrelated one is
+   * evaluated once, before it), and InnoDB takes its snapshot then: it sees the commit of whoever held the
+   * key before. Were it ever to miss one, the inbox row's primary key still refuses the second insert.
+   */
+  claim(key: string): Statement {
+    return {
+      sql: `SELECT CONNECTION_ID() AS id, (SELECT i.fingerprint FROM ${this.table.sql} i WHERE i.\`key\` = k.\`key\`) AS fingerprint FROM ${this.table.keysSql} k WHERE k.\`key\` = ? FOR UPDATE NOWAIT`,
+      values: [key],
+    };
+  }
+
+  /** Deletes up to `batch` anchor rows older than `olderThanMs`, as `pruneBatch` does inbox rows. */
+  pruneKeysBatch(batch: number, olderThanMs: number): Statement {
+    return {
+      sql: `DELETE FROM ${this.table.keysSql} WHERE created_at < NOW(3) - INTERVAL ? MICROSECOND LIMIT ${batch}`,
+      values: [Math.floor(olderThanMs) * 1000],
+    };
+  }
+
   /** Deletes up to `batch` rows older than `olderThanMs`; run until it deletes fewer. */
   pruneBatch(batch: number, olderThanMs: number): Statement {
     return {

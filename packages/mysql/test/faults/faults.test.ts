@@ -1,11 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
+import { Kysely, MysqlDialect } from 'kysely';
+import mysqlCallbacks from 'mysql2';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The app-process helper of @service-pay/postgres's fault rows: the same processes, HOLDING protocol and
 // restarts, here with this package's app (test/fixtures/app.ts).
 import { AppProcess } from '../../../postgres/test/support/app-process.js';
 import { MySqlStore } from '../../src/index.js';
+import { KyselyStore } from '../../src/kysely.js';
 import { MariaDbServer } from '../support/mariadb-server.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/app.ts', import.meta.url));
@@ -24,8 +27,12 @@ let db: mysql.Pool;
 let sim: Simulator;
 let apps: AppProcess[] = [];
 
+/** Which store the apps run: MySqlStore on mysql2, or an ORM store (test/fixtures/app.ts). */
+let driver = 'mysql2';
+
 function appEnv(instance: string, port = 0): Record<string, string> {
   return {
+    DRIVER: driver,
     DATABASE_URL: server.url,
     WEBHOOK_SECRET: merchant.webhookSecret,
     INSTANCE: instance,
@@ -44,16 +51,17 @@ beforeAll(async () => {
   );
   await db.query('create table fault_plan (payment_id varchar(255) primary key, fault varchar(32) not null)');
   await new MySqlStore({ pool: db }).migrate();
+  await new KyselyStore({
+    db: new Kysely<never>({ dialect: new MysqlDialect({ pool: mysqlCallbacks.createPool(server.url) }) }),
+  }).migrate();
   sim = await startSimulator({
     merchants: [merchant],
     retry: { maxAttempts: 8, baseDelayMs: 200, factor: 2, timeoutMs: 5_000 },
     seed: 20261125,
   });
-  apps = await Promise.all(['a', 'b', 'c'].map((name) => startApp(name)));
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(apps.map((app) => app.stop()));
   await sim?.stop();
   await db?.end().catch(() => {});
   await server?.stop();
@@ -117,11 +125,21 @@ async function figures(scenario: string, paymentIds: string[]) {
   return { ...result, codes };
 }
 
-describe('MySqlStore under faults, 3 app processes sharing one MariaDB', () => {
+// The same rows for each store: MySqlStore on mysql2 (GET_LOCK), and the ORM stores (row locks in the ORM's
+// own transaction).
+describe.each(['mysql2', 'kysely', 'drizzle'])('%s under faults, 3 app processes sharing one MariaDB', (name) => {
+  beforeAll(async () => {
+    driver = name;
+    apps = await Promise.all(['a', 'b', 'c'].map((instance) => startApp(instance)));
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.stop()));
+  }, 60_000);
+
   it('a. 5 simultaneous deliveries of every payment over 3 processes: 0 double, 0 lost', async () => {
     const ids = createPayments(40, 'simultaneous');
     await pay(ids, 5);
-    const f = await figures('mysql a. 5 simultaneous deliveries x 3 processes', ids);
+    const f = await figures(`${name} a. 5 simultaneous deliveries x 3 processes`, ids);
     expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
     expect(f.statuses['409 DELIVERY_IN_PROGRESS'] ?? 0).toBeGreaterThan(0);
   });
@@ -138,7 +156,7 @@ describe('MySqlStore under faults, 3 app processes sharing one MariaDB', () => {
     expect(Number((before as Array<{ n: number }>)[0]?.n)).toBe(0);
     await victim.kill();
     apps[2] = await startApp('c2', victim.port);
-    const f = await figures('mysql b. app SIGKILLed holding the transaction', [...held, ...others]);
+    const f = await figures(`${name} b. app SIGKILLed holding the transaction`, [...held, ...others]);
     expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
   });
 
@@ -163,9 +181,9 @@ describe('MySqlStore under faults, 3 app processes sharing one MariaDB', () => {
         });
       });
     }, 100);
-    const f = await figures('mysql c. MariaDB killed and restarted', [...slow, ...others]);
+    const f = await figures(`${name} c. MariaDB killed and restarted`, [...slow, ...others]);
     clearInterval(supervisor);
-    console.log(JSON.stringify({ scenario: 'mysql c.', appRestarts: restarts }));
+    console.log(JSON.stringify({ scenario: `${name} c.`, appRestarts: restarts }));
     expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
     expect(restarts).toBe(0);
   });
@@ -176,7 +194,7 @@ describe('MySqlStore under faults, 3 app processes sharing one MariaDB', () => {
     await plan(hung, 'hang');
     await plan(hungInSql, 'hang-in-sql');
     await pay([...hung, ...hungInSql], 1);
-    const f = await figures('mysql e. handler past its deadline', [...hung, ...hungInSql]);
+    const f = await figures(`${name} e. handler past its deadline`, [...hung, ...hungInSql]);
     expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
     expect(f.codes.filter((c) => c === 'HANDLER_TIMEOUT')).toHaveLength(hung.length + hungInSql.length);
     // The stuck statements were ended with their sessions, not left running with the keys.

@@ -1,0 +1,123 @@
+import { refuseOwnTransactions } from '@service-pay/core';
+import { is, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import { MySqlDatabase } from 'drizzle-orm/mysql-core';
+import type { ClientAdapter, Row } from './clients/client-driver.js';
+import { MySqlClientStore } from './clients/client-store.js';
+import type { Statement } from './inbox-sql.js';
+
+export { OwnTransactionError } from '@service-pay/core';
+
+/**
+ * What `DrizzleStore` uses of a Drizzle database on MySQL or MariaDB (`drizzle-orm/mysql2`): its
+ * interactive `transaction` and `execute`.
+ *
+ * @example
+ * ```ts
+ * import { drizzle } from 'drizzle-orm/mysql2';
+ * const db: DrizzleMySqlDatabase = drizzle({ client: pool });
+ * ```
+ */
+export interface DrizzleMySqlDatabase {
+  // biome-ignore lint/suspicious/noExplicitAny: Drizzle's transaction type is whatever the database says
+  transaction<T>(work: (tx: any) => Promise<T>, config?: any): Promise<T>;
+  execute(query: SQLWrapper | string): PromiseLike<unknown>;
+}
+
+/**
+ * The transaction object a Drizzle database hands its `transaction` callback: `ctx.tx`.
+ *
+ * @example
+ * ```ts
+ * type Tx = DrizzleTransaction<typeof db>; // MySqlTransaction<MySql2QueryResultHKT, ...>
+ * ```
+ */
+export type DrizzleTransaction<Db extends DrizzleMySqlDatabase> = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+/**
+ * Options of `DrizzleStore` on MySQL and MariaDB.
+ *
+ * @example
+ * ```ts
+ * const options: DrizzleStoreOptions<typeof db> = { db: drizzle({ client: pool }) };
+ * ```
+ */
+export interface DrizzleStoreOptions<Db extends DrizzleMySqlDatabase> {
+  /** The app's Drizzle database on MySQL or MariaDB (`drizzle({ client: pool })` of `drizzle-orm/mysql2`). */
+  db: Db;
+  /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
+  tableName?: string | undefined;
+}
+
+/**
+ * The transactional store on Drizzle ORM with MySQL or MariaDB: each delivery runs inside Drizzle's own
+ * `db.transaction(...)`, and `ctx.tx` is that transaction, so the shop writes its credit with its Drizzle
+ * schema and the credit commits with the dedupe record, or not at all. The key is taken without waiting
+ * (409 at once for a concurrent delivery, in any process) as a row lock that ends with the transaction:
+ * nothing session-scoped ever goes back to the pool.
+ *
+ * Inside `onPaymentPaid`, `db.transaction(...)` on the `db` given here throws `OwnTransactionError`: a
+ * transaction of the handler's own would commit its credit even when the delivery fails, and the sender's
+ * retry would credit again. Use `ctx.tx` (its own `ctx.tx.transaction(...)` is a savepoint, which is fine).
+ *
+ * @example
+ * ```ts
+ * import { createWebhookHandler } from '@service-pay/core';
+ * import { DrizzleStore } from '@service-pay/mysql/drizzle';
+ * import { eq } from 'drizzle-orm';
+ * import { drizzle } from 'drizzle-orm/mysql2';
+ *
+ * const db = drizzle({ client: pool });
+ * const store = new DrizzleStore({ db });
+ * await store.migrate();
+ * const handle = createWebhookHandler({ secret, store, onPaymentPaid: async (event, ctx) => {
+ *   await ctx.tx.update(orders).set({ paid: true }).where(eq(orders.orderNo, event.orderNo));
+ * } });
+ * ```
+ */
+export class DrizzleStore<Db extends DrizzleMySqlDatabase> extends MySqlClientStore<DrizzleTransaction<Db>> {
+  constructor(options: DrizzleStoreOptions<Db>) {
+    const db = (options as Partial<DrizzleStoreOptions<Db>> | null)?.db;
+    if (db === null || typeof db !== 'object' || typeof db.transaction !== 'function') {
+      throw new TypeError('DrizzleStore: options.db must be a Drizzle database (drizzle({ client: pool })).');
+    }
+    if (!is(db, MySqlDatabase)) {
+      throw new TypeError(
+        'DrizzleStore: options.db must be a Drizzle database on MySQL or MariaDB (drizzle-orm/mysql2); for ' +
+          'PostgreSQL use @service-pay/postgres/drizzle.',
+      );
+    }
+    const scope = {};
+    const own = refuseOwnTransactions(db, ['transaction'], scope, 'DrizzleStore');
+    const run = (executor: DrizzleMySqlDatabase, statement: Statement) => executor.execute(bound(statement));
+    const adapter: ClientAdapter<DrizzleTransaction<Db>> = {
+      store: 'DrizzleStore',
+      transaction: (work) => own.transaction(work),
+      query: async (tx, statement) => rowsOf(await run(tx as DrizzleMySqlDatabase, statement)),
+      queryOutside: async (statement) => rowsOf(await run(db, statement)),
+      affectedOutside: async (statement) => affectedRowsOf(await run(db, statement)),
+      rawTextMethods: [],
+    };
+    super(adapter, options.tableName, scope);
+  }
+}
+
+/** The statement as Drizzle SQL: its text with each `?` bound to the next value (the store's texts quote no `?`). */
+function bound(statement: Statement): SQL {
+  const parts = statement.sql.split('?');
+  const chunks: SQL[] = [sql.raw(parts[0] as string)];
+  parts.slice(1).forEach((part, i) => {
+    chunks.push(sql`${statement.values[i]}`, sql.raw(part));
+  });
+  return sql.join(chunks);
+}
+
+/** mysql2 answers `[rows, fields]` for a SELECT and `[header, undefined]` for a write. */
+function rowsOf(result: unknown): Row[] {
+  const first = Array.isArray(result) ? result[0] : result;
+  return Array.isArray(first) ? (first as Row[]) : [];
+}
+
+function affectedRowsOf(result: unknown): number {
+  const first = Array.isArray(result) ? result[0] : result;
+  return Number((first as { affectedRows?: number } | null)?.affectedRows ?? 0);
+}

@@ -1,0 +1,80 @@
+import { refuseOwnTransactions } from '@service-pay/core';
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import type { ClientAdapter, Row } from './clients/client-driver.js';
+import { MySqlClientStore } from './clients/client-store.js';
+import type { Statement } from './inbox-sql.js';
+
+export { OwnTransactionError } from '@service-pay/core';
+
+/**
+ * Options of `KyselyStore` on MySQL and MariaDB.
+ *
+ * @example
+ * ```ts
+ * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new MysqlDialect({ pool }) }) };
+ * ```
+ */
+export interface KyselyStoreOptions<DB> {
+  /** The app's `Kysely` instance on MySQL or MariaDB (`MysqlDialect`). */
+  db: Kysely<DB>;
+  /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
+  tableName?: string | undefined;
+}
+
+/**
+ * The transactional store on Kysely with MySQL or MariaDB: each delivery runs inside Kysely's own
+ * `db.transaction()`, and `ctx.tx` is that `Transaction<DB>`, so the shop writes its credit with its typed
+ * Kysely queries and the credit commits with the dedupe record, or not at all. The key is taken without
+ * waiting (409 at once for a concurrent delivery, in any process) as a row lock that ends with the
+ * transaction: nothing session-scoped ever goes back to the pool.
+ *
+ * Inside `onPaymentPaid`, `db.transaction()` (or `db.startTransaction()`) on the `db` given here throws
+ * `OwnTransactionError`: a transaction of the handler's own would commit its credit even when the
+ * delivery fails, and the sender's retry would credit again. Use `ctx.tx`.
+ *
+ * @example
+ * ```ts
+ * import { createWebhookHandler } from '@service-pay/core';
+ * import { KyselyStore } from '@service-pay/mysql/kysely';
+ * import { Kysely, MysqlDialect } from 'kysely';
+ * import { createPool } from 'mysql2';
+ *
+ * const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool: createPool(process.env.DATABASE_URL!) }) });
+ * const store = new KyselyStore({ db });
+ * await store.migrate();
+ * const handle = createWebhookHandler({ secret, store, onPaymentPaid: async (event, ctx) => {
+ *   await ctx.tx.updateTable('orders').set({ paid: 1 }).where('order_no', '=', event.orderNo).execute();
+ * } });
+ * ```
+ */
+export class KyselyStore<DB> extends MySqlClientStore<Transaction<DB>> {
+  constructor(options: KyselyStoreOptions<DB>) {
+    const db = (options as Partial<KyselyStoreOptions<DB>> | null)?.db;
+    if (
+      db === null ||
+      typeof db !== 'object' ||
+      typeof db.transaction !== 'function' ||
+      typeof db.selectFrom !== 'function'
+    ) {
+      throw new TypeError(
+        'KyselyStore: options.db must be a Kysely instance (new Kysely<DB>({ dialect: new MysqlDialect(...) })).',
+      );
+    }
+    if (db.isTransaction) {
+      throw new TypeError("KyselyStore: options.db is a Transaction; pass the app's Kysely instance.");
+    }
+    const scope = {};
+    const own = refuseOwnTransactions(db, ['transaction', 'startTransaction'], scope, 'KyselyStore');
+    const run = (executor: Kysely<DB>, statement: Statement) =>
+      executor.executeQuery<Row>(CompiledQuery.raw(statement.sql, statement.values));
+    const adapter: ClientAdapter<Transaction<DB>> = {
+      store: 'KyselyStore',
+      transaction: (work) => own.transaction().execute(work),
+      query: async (tx, statement) => (await run(tx, statement)).rows,
+      queryOutside: async (statement) => (await run(db, statement)).rows,
+      affectedOutside: async (statement) => Number((await run(db, statement)).numAffectedRows ?? 0),
+      rawTextMethods: [],
+    };
+    super(adapter, options.tableName, scope);
+  }
+}

@@ -1,0 +1,127 @@
+import type { TransactionalStore } from '@service-pay/core';
+import { sql as drizzleSql } from 'drizzle-orm';
+import { bigint, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
+import { drizzle } from 'drizzle-orm/mysql2';
+import { Kysely, MysqlDialect, sql } from 'kysely';
+import mysql from 'mysql2';
+import { DrizzleStore } from '../../src/drizzle.js';
+import { KyselyStore } from '../../src/kysely.js';
+import { DATABASE_URL, openPool, uniqueName } from './database.js';
+
+/**
+ * One ORM store as the tests use it, on the machine's MariaDB: the store, the app's own client, a marks
+ * table WITHOUT a unique constraint on `marker` (a second credit would show), and the natural mistake: the
+ * client's own transaction opened inside the handler.
+ */
+export interface OrmClient<Tx> {
+  name: string;
+  inbox: string;
+  /** A fresh store on the same client and inbox (stores are cheap; each conformance case takes one). */
+  store(): OrmStore<Tx>;
+  /** Inserts a mark with the ORM's own query builder, through the delivery's transaction. */
+  write(tx: Tx, marker: string): Promise<void>;
+  /** A statement through `tx` that runs for `ms`. */
+  slowQuery(tx: Tx, ms: number): Promise<unknown>;
+  /** The mistake: a mark written in a transaction of the app's own client, not `tx`. */
+  writeInOwnTransaction(marker: string): Promise<void>;
+  /** How many marks `marker` has, read outside any delivery. */
+  count(marker: string): Promise<number>;
+  /** Rows of a query outside any delivery (through a mysql2 pool of the test's own). */
+  rows(text: string, params?: unknown[]): Promise<Array<Record<string, unknown>>>;
+  close(): Promise<void>;
+}
+
+/** What the tests use of a store: the transactional seam, `migrate` and `prune`. */
+export type OrmStore<Tx> = TransactionalStore<Tx> & {
+  migrate(): Promise<void>;
+  prune(options: { olderThanMs: number }): Promise<number>;
+};
+
+/** The inbox (migrated) and marks tables, and a pool of the test's own to read them with. */
+async function tables(label: string) {
+  const inbox = uniqueName(`${label}_inbox`);
+  const marks = uniqueName(`${label}_marks`);
+  const admin = await openPool({ connectionLimit: 2 });
+  await admin.query(`create table ${marks} (id bigint auto_increment primary key, marker varchar(255) not null)`);
+  const rows = async (text: string, params: unknown[] = []) =>
+    (await admin.query(text, params))[0] as Array<Record<string, unknown>>;
+  const count = async (marker: string) =>
+    Number((await rows(`select count(*) as n from ${marks} where marker = ?`, [marker]))[0]?.n);
+  const drop = async () => {
+    await admin.query(`drop table if exists ${marks}, ${inbox}, ${inbox}_keys`);
+    await admin.end();
+  };
+  return { inbox, marks, rows, count, drop };
+}
+
+interface Marks {
+  [table: string]: { id: number; marker: string };
+}
+
+export async function kyselyClient(): Promise<OrmClient<import('kysely').Transaction<Marks>>> {
+  const t = await tables('ky');
+  const pool = mysql.createPool({ uri: DATABASE_URL, connectionLimit: 10 });
+  const db = new Kysely<Marks>({ dialect: new MysqlDialect({ pool }) });
+  const store = () => new KyselyStore({ db, tableName: t.inbox });
+  await store().migrate();
+  return {
+    name: 'Kysely',
+    inbox: t.inbox,
+    store,
+    write: async (tx, marker) => {
+      await tx
+        .insertInto(t.marks)
+        .values({ marker } as never)
+        .execute();
+    },
+    slowQuery: (tx, ms) => sql`select sleep(${ms / 1000})`.execute(tx),
+    writeInOwnTransaction: (marker) =>
+      db.transaction().execute(async (own) => {
+        await own
+          .insertInto(t.marks)
+          .values({ marker } as never)
+          .execute();
+      }),
+    count: t.count,
+    rows: t.rows,
+    close: async () => {
+      await db.destroy();
+      await t.drop();
+    },
+  };
+}
+
+export async function drizzleClient() {
+  const t = await tables('dz');
+  const pool = mysql.createPool({ uri: DATABASE_URL, connectionLimit: 10 });
+  const db = drizzle({ client: pool });
+  const marks = mysqlTable(t.marks, {
+    id: bigint('id', { mode: 'number' }).primaryKey().autoincrement(),
+    marker: varchar('marker', { length: 255 }).notNull(),
+  });
+  const store = () => new DrizzleStore({ db, tableName: t.inbox });
+  type Tx = Parameters<Parameters<typeof db.transaction>[0]>[0];
+  await store().migrate();
+  const client: OrmClient<Tx> = {
+    name: 'Drizzle',
+    inbox: t.inbox,
+    store,
+    write: async (tx, marker) => {
+      await tx.insert(marks).values({ marker });
+    },
+    slowQuery: (tx, ms) => tx.execute(drizzleSql`select sleep(${ms / 1000})`),
+    writeInOwnTransaction: (marker) =>
+      db.transaction(async (own) => {
+        await own.insert(marks).values({ marker });
+      }),
+    count: t.count,
+    rows: t.rows,
+    close: async () => {
+      await new Promise<void>((resolve) => pool.end(() => resolve()));
+      await t.drop();
+    },
+  };
+  return client;
+}
+
+export const ORM_CLIENTS = [kyselyClient, drizzleClient] as const;
