@@ -14,6 +14,7 @@ const suites: Array<[string, () => Promise<{ run: () => Promise<TargetCheck[]> }
   ['redis', () => import('../../packages/redis/bench/handler-redis.bench.js')],
   ['postgres', () => import('../../packages/postgres/bench/handler-postgres.bench.js')],
   ['orm', () => import('../../packages/postgres/bench/orm-stores.bench.js')],
+  ['mysql', () => import('../../packages/mysql/bench/orm-stores.bench.js')],
 ];
 
 const only = process.argv.slice(2);

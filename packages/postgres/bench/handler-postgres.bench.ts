@@ -44,6 +44,14 @@ export interface Database {
   hand: (event: PaymentPaidEvent, key: string, deliveryId: string) => Promise<boolean>;
   /** Plain SQL outside the contest (setup, clean-up). */
   exec: (sql: string, params?: unknown[]) => Promise<void>;
+  /**
+   * Another SQL dialect's set-up (MySQL): the orders table and the hand-rolled inbox, and orders added.
+   * Default: PostgreSQL's.
+   */
+  dialect?: {
+    createTables(tag: string): Promise<void>;
+    addOrders(tag: string, orderNos: string[]): Promise<void>;
+  };
   close: () => Promise<void>;
 }
 
@@ -203,6 +211,20 @@ async function pglite(tag: string): Promise<Database> {
   };
 }
 
+/** PostgreSQL's tables of the contest: the orders, and the hand-rolled inbox as a copy of the store's. */
+function postgresDialect(db: Database): NonNullable<Database['dialect']> {
+  return {
+    createTables: async (tag) => {
+      await db.exec(
+        `CREATE TABLE bench_orders_${tag} (order_no text PRIMARY KEY, paid boolean NOT NULL DEFAULT false)`,
+      );
+      await db.exec(`CREATE TABLE bench_hand_inbox_${tag} (LIKE bench_inbox_${tag} INCLUDING ALL)`);
+    },
+    addOrders: (tag, orderNos) =>
+      db.exec(`INSERT INTO bench_orders_${tag} (order_no) SELECT unnest($1::text[])`, [orderNos]),
+  };
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 /** Times `deliver` over `requests`, one at a time; returns deliveries per second and round trips each. */
@@ -240,13 +262,13 @@ export async function compareOn(
   const db = await make(tag);
   const checks: PostgresBenchCheck[] = [];
   try {
-    await db.exec(`CREATE TABLE bench_orders_${tag} (order_no text PRIMARY KEY, paid boolean NOT NULL DEFAULT false)`);
-    await db.exec(`CREATE TABLE bench_hand_inbox_${tag} (LIKE bench_inbox_${tag} INCLUDING ALL)`);
-    const ordersFor = async (events: PaymentPaidEvent[]) => {
-      await db.exec(`INSERT INTO bench_orders_${tag} (order_no) SELECT unnest($1::text[])`, [
+    const dialect = db.dialect ?? postgresDialect(db);
+    await dialect.createTables(tag);
+    const ordersFor = (events: PaymentPaidEvent[]) =>
+      dialect.addOrders(
+        tag,
         events.map((e) => e.orderNo),
-      ]);
-    };
+      );
     // Payments credited once by each contestant before the clock starts: the duplicates of every round.
     const seen = Array.from({ length: db.perRound }, () => samplePaymentPaidEvent());
     await ordersFor(seen);
