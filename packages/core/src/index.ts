@@ -37,7 +37,6 @@ export type { ClaimOutcome, DedupeStore } from './store/dedupe-store.js';
 export { guardTransaction, type TransactionGuardOptions } from './store/guard-transaction.js';
 export { type HeldTransaction, holdTransaction } from './store/held-transaction.js';
 export { MemoryDedupeStore, type MemoryDedupeStoreOptions } from './store/memory-store.js';
-export { inDeliveryOf, OwnTransactionError, refuseOwnTransactions } from './store/own-transaction-guard.js';
 export type {
   InboxRecord,
   TransactionalStore,

@@ -1,11 +1,11 @@
-import { refuseOwnTransactions } from '@service-pay/core';
+import { refuseOwnTransactions } from '@service-pay/core/node';
 import { is, type SQLWrapper, sql } from 'drizzle-orm';
 import { PgDatabase } from 'drizzle-orm/pg-core';
 import type { ClientAdapter, Row } from './clients/client-driver.js';
 import { ClientStore } from './clients/client-store.js';
 import { isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
 
-export { OwnTransactionError } from '@service-pay/core';
+export { OwnTransactionError } from '@service-pay/core/node';
 
 /**
  * What `DrizzleStore` uses of a Drizzle database on PostgreSQL (node-postgres, postgres.js, PGlite, Neon,

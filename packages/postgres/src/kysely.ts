@@ -1,10 +1,10 @@
-import { refuseOwnTransactions } from '@service-pay/core';
+import { refuseOwnTransactions } from '@service-pay/core/node';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { ClientAdapter, Row } from './clients/client-driver.js';
 import { ClientStore } from './clients/client-store.js';
 import { isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
 
-export { OwnTransactionError } from '@service-pay/core';
+export { OwnTransactionError } from '@service-pay/core/node';
 
 /**
  * Options of `KyselyStore`.

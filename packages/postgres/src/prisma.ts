@@ -1,8 +1,8 @@
-import { refuseOwnTransactions } from '@service-pay/core';
+import { refuseOwnTransactions } from '@service-pay/core/node';
 import type { ClientAdapter, Row } from './clients/client-driver.js';
 import { ClientStore } from './clients/client-store.js';
 
-export { OwnTransactionError } from '@service-pay/core';
+export { OwnTransactionError } from '@service-pay/core/node';
 
 /** The options Prisma's interactive `$transaction` takes that the store sets. */
 interface PrismaTransactionOptions {

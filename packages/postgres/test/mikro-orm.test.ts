@@ -1,11 +1,6 @@
 import { EntitySchema, MikroORM } from '@mikro-orm/postgresql';
-import {
-  createWebhookHandler,
-  OwnTransactionError,
-  type PaymentPaidEvent,
-  signWebhook,
-  type WebhookRequest,
-} from '@service-pay/core';
+import { createWebhookHandler, type PaymentPaidEvent, signWebhook, type WebhookRequest } from '@service-pay/core';
+import { OwnTransactionError } from '@service-pay/core/node';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import type { Knex } from 'knex';
 import type pg from 'pg';

@@ -1,10 +1,5 @@
-import {
-  createWebhookHandler,
-  OwnTransactionError,
-  type PaymentPaidEvent,
-  signWebhook,
-  type WebhookRequest,
-} from '@service-pay/core';
+import { createWebhookHandler, type PaymentPaidEvent, signWebhook, type WebhookRequest } from '@service-pay/core';
+import { OwnTransactionError } from '@service-pay/core/node';
 import { samplePaymentPaidEvent, transactionalStoreConformance } from '@service-pay/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORM_CLIENTS, type OrmClient } from './support/orm-clients.js';

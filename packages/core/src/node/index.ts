@@ -1,5 +1,7 @@
 export { bodyTimeout, bodyTooLarge } from '../http/body-limit.js';
 export { clientDisconnected } from '../http/client-disconnected.js';
+// Node only (AsyncLocalStorage): the web bundle must not import node:async_hooks.
+export { inDeliveryOf, OwnTransactionError, refuseOwnTransactions } from '../store/own-transaction-guard.js';
 export {
   type NodeBodySource,
   type NodeRequestLike,

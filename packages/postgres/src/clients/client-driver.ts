@@ -2,10 +2,10 @@ import {
   guardTransaction,
   holdTransaction,
   type InboxRecord,
-  inDeliveryOf,
   type TransactionClaim,
   type TransactionSession,
 } from '@service-pay/core';
+import { inDeliveryOf } from '@service-pay/core/node';
 import {
   type Driver,
   endedError,
