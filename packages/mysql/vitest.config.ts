@@ -6,6 +6,8 @@ export default defineConfig({
   test: {
     name: 'mysql',
     include: ['test/**/*.test.ts'],
+    // PrismaStore's tests import a generated Prisma client: generated once, before any file runs.
+    globalSetup: ['test/prisma/generate.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

@@ -16,6 +16,7 @@
  *   node --import tsx bench/orm-stores.bench.ts        (MYSQL_URL for another server)
  */
 import { pathToFileURL } from 'node:url';
+import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import { createWebhookHandler, type PaymentPaidEvent, type TransactionalStore } from '@service-pay/core';
 import { sql as drizzleSql, eq } from 'drizzle-orm';
 import { boolean, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
@@ -26,6 +27,8 @@ import { compareOn, type Database, type PostgresBenchCheck } from '../../postgre
 import { DrizzleStore } from '../src/drizzle.js';
 import { MySqlStore } from '../src/index.js';
 import { KyselyStore } from '../src/kysely.js';
+import { type PrismaLike, PrismaStore } from '../src/prisma.js';
+import generatePrismaClient from '../test/prisma/generate.js';
 
 const SECRET = 'whsec_bench_postgres_0123456789abcdef'; // compareOn signs with this one
 const URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -61,8 +64,9 @@ function countingPool(count: () => void): mysql.Pool {
 /** MySQL's tables of the contest, and plain SQL outside it, through a pool of its own (not counted). */
 function setupPool() {
   const pool = mysql.createPool({ uri: URL, connectionLimit: 2 }).promise();
+  const query = (text: string, params?: unknown[]) => pool.query(text, params);
   const exec = async (text: string, params?: unknown[]) => {
-    await pool.query(text, params);
+    await query(text, params);
   };
   const dialect: NonNullable<Database['dialect']> = {
     createTables: async (tag) => {
@@ -74,7 +78,7 @@ function setupPool() {
     addOrders: (tag, orderNos) =>
       exec(`INSERT INTO bench_orders_${tag} (order_no) VALUES ?`, [orderNos.map((o) => [o])]),
   };
-  return { exec, dialect, end: () => pool.end() };
+  return { query, exec, dialect, end: () => pool.end() };
 }
 
 /** The contestant: the handler on `store`, crediting through `credit(ctx.tx, orderNo)`. */
@@ -200,6 +204,63 @@ async function drizzleOrm(tag: string): Promise<Database> {
   };
 }
 
+/** What the bench uses of the generated Prisma client (test/prisma/schema.prisma). */
+interface PrismaBench extends PrismaLike {
+  $disconnect(): Promise<void>;
+}
+
+async function prisma(tag: string): Promise<Database> {
+  const setup = setupPool();
+  generatePrismaClient();
+  const generated = '../test/prisma/generated/client.ts'; // generated just above, outside git
+  const { PrismaClient } = (await import(/* @vite-ignore */ generated)) as {
+    PrismaClient: new (options: { adapter: PrismaMariaDb }) => PrismaBench;
+  };
+  const url = new globalThis.URL(URL);
+  // Prisma's adapter opens a mariadb pool of its own, which the bench cannot wrap: round trips are counted
+  // by the server instead.
+  const adapter = new PrismaMariaDb({
+    host: url.hostname,
+    port: Number(url.port || 3306),
+    user: decodeURIComponent(url.username),
+    database: url.pathname.slice(1),
+    connectionLimit: 4,
+  });
+  const client = new PrismaClient({ adapter });
+  // The server's count of statements from every client, less the SHOWs that read it: nothing else runs on
+  // it while a contestant is timed.
+  let shows = 0;
+  const questions = async () => {
+    shows++;
+    const [rows] = (await setup.query("SHOW GLOBAL STATUS LIKE 'Questions'")) as unknown as [Array<{ Value: string }>];
+    return Number(rows[0]?.Value) - shows;
+  };
+  // Raw SQL for the credit in both contestants: the orders table's name carries the run's tag, which a
+  // Prisma model cannot.
+  const credit = async (tx: PrismaBench, orderNo: string) =>
+    await tx.$executeRawUnsafe(`UPDATE bench_orders_${tag} SET paid = TRUE WHERE order_no = ?`, orderNo);
+  return {
+    name: 'Prisma 7.10 on adapter-mariadb, MariaDB 10.11 (loopback)',
+    perRound: PER_ROUND,
+    roundTrips: questions,
+    store: await storeHandler(new PrismaStore({ prisma: client, tableName: `bench_inbox_${tag}` }), credit),
+    hand: (event, key, deliveryId) =>
+      client.$transaction(async (tx: PrismaBench) => {
+        const inserted = await tx.$executeRawUnsafe(insertInbox(tag), ...inboxValues(event, key, deliveryId));
+        if (inserted === 0) return false;
+        await credit(tx, event.orderNo);
+        return true;
+      }),
+    exec: setup.exec,
+    dialect: setup.dialect,
+    close: async () => {
+      await setup.exec(`DROP TABLE IF EXISTS bench_inbox_${tag}_keys`);
+      await client.$disconnect();
+      await setup.end();
+    },
+  };
+}
+
 /**
  * Runs every MySQL store's contest and prints them.
  *
@@ -221,6 +282,7 @@ export async function run(): Promise<PostgresBenchCheck[]> {
       ['MySqlStore', mysql2],
       ['KyselyStore', kysely],
       ['DrizzleStore', drizzleOrm],
+      ['PrismaStore', prisma],
     ];
     const only = process.env.ORM;
     for (const [storeName, make] of contests) {

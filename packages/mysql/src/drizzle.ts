@@ -1,11 +1,11 @@
-import { refuseOwnTransactions } from '@service-pay/core';
+import { refuseOwnTransactions } from '@service-pay/core/node';
 import { is, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import { MySqlDatabase } from 'drizzle-orm/mysql-core';
 import type { ClientAdapter, Row } from './clients/client-driver.js';
 import { MySqlClientStore } from './clients/client-store.js';
 import type { Statement } from './inbox-sql.js';
 
-export { OwnTransactionError } from '@service-pay/core';
+export { OwnTransactionError } from '@service-pay/core/node';
 
 /**
  * What `DrizzleStore` uses of a Drizzle database on MySQL or MariaDB (`drizzle-orm/mysql2`): its

@@ -5,6 +5,13 @@ import type { TableName } from './table-name.js';
 /** The savepoint taken right after the key: a rejection rolls back to it and keeps only the inbox row. */
 const SAVEPOINT = 'service_pay_handler';
 
+/**
+ * How many lock slots the ORM stores' keys table holds: 65,536 rows of one integer. Two deliveries of
+ * different payments in flight at once share a slot with a chance of 1 in 65,536; the second is then
+ * answered 409 and retried by the sender, never credited twice.
+ */
+export const LOCK_SLOTS = 65_536;
+
 /** A statement and its bound values, as mysql2's `query(sql, values)` takes them. */
 export interface Statement {
   sql: string;
@@ -84,57 +91,47 @@ export class InboxSql {
   }
 
   /**
-   * The keys table of the ORM stores: one row per key, the anchor of the row lock a delivery takes in its
-   * client's own transaction (`FOR UPDATE NOWAIT`). Row locks end with the transaction, so nothing is held
-   * by a session that goes back to the ORM's pool (a `GET_LOCK` would be). Idempotent.
+   * The lock slots of the ORM stores (`<table>_keys`): a fixed set of rows, one of which a delivery locks
+   * (`FOR UPDATE NOWAIT`) in its client's own transaction. Row locks end with the transaction, so nothing
+   * is held by a session that goes back to the ORM's pool (a `GET_LOCK` would be), and the rows exist
+   * before any delivery, so taking one never waits (inserting a row per key would wait behind a holder).
+   * Filled once, idempotent.
    */
-  migrateKeys(): string {
-    return `CREATE TABLE IF NOT EXISTS ${this.table.keysSql} (
-  \`key\` VARCHAR(512) NOT NULL,
-  created_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
-  PRIMARY KEY (\`key\`),
-  INDEX ${this.table.createdAtIndexSql} (created_at)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
+  migrateSlots(): string[] {
+    const hex = Array.from({ length: 16 }, (_, i) => `SELECT ${i} AS n`).join(' UNION ALL ');
+    return [
+      `CREATE TABLE IF NOT EXISTS ${this.table.keysSql} (
+  slot INT NOT NULL,
+  PRIMARY KEY (slot)
+) ENGINE=InnoDB`,
+      `INSERT IGNORE INTO ${this.table.keysSql} (slot) SELECT a.n * 4096 + b.n * 256 + c.n * 16 + d.n FROM (${hex}) a, (${hex}) b, (${hex}) c, (${hex}) d`,
+    ];
+  }
+
+  /** The key's lock slot: a hash of table and key, so two keys share one only by chance (1 in `LOCK_SLOTS`). */
+  slot(key: string): number {
+    return createHash('sha256').update(`${this.table.name}:${key}`).digest().readUInt32BE(0) % LOCK_SLOTS;
   }
 
   /**
-   * Outside any transaction, without locking: whether the key's anchor row exists, and the key's inbox
-   * fingerprint if it was recorded (a duplicate is answered from this alone).
+   * Outside any transaction, without locking: the key's inbox fingerprint if it was recorded (a duplicate is
+   * answered from this alone, in one round trip).
    */
   peek(key: string): Statement {
-    return {
-      sql: `SELECT k.\`key\` AS anchored, i.fingerprint FROM (SELECT ? AS \`key\`) AS wanted LEFT JOIN ${this.table.keysSql} k ON k.\`key\` = wanted.\`key\` LEFT JOIN ${this.table.sql} i ON i.\`key\` = wanted.\`key\``,
-      values: [key],
-    };
+    return { sql: `SELECT fingerprint FROM ${this.table.sql} WHERE \`key\` = ?`, values: [key] };
   }
 
   /**
-   * Creates the key's anchor row, outside any transaction (autocommit). Only sent when `peek` found none:
-   * on an existing row InnoDB's duplicate check waits for whoever holds it.
-   */
-  ensureKey(key: string): Statement {
-    return { sql: `INSERT IGNORE INTO ${this.table.keysSql} (\`key\`) VALUES (?)`, values: [key] };
-  }
-
-  /**
-   * In the delivery's transaction: takes the key's anchor row without waiting (busy -> the server answers
-   * a lock error at once), then reads the inbox row. No row: the anchor was pruned meanwhile. The inbox read
-   * is a plain read, correlated with the locked row so that it runs after the lock (an uncorrelated one is
-   * evaluated once, before it), and InnoDB takes its snapshot then: it sees the commit of whoever held the
-   * key before. Were it ever to miss one, the inbox row's primary key still refuses the second insert.
+   * In the delivery's transaction: takes the key's slot without waiting (held -> the server answers a lock
+   * error at once), then reads the inbox row. The read refers to the locked row, so it runs after the lock
+   * (an uncorrelated one is evaluated once, before it), and InnoDB takes its snapshot then: it sees the
+   * commit of whoever held the slot before. Were it ever to miss one, the inbox row's primary key still
+   * refuses the second insert. No row: the slots were never made (`migrate()`).
    */
   claim(key: string): Statement {
     return {
-      sql: `SELECT CONNECTION_ID() AS id, (SELECT i.fingerprint FROM ${this.table.sql} i WHERE i.\`key\` = k.\`key\`) AS fingerprint FROM ${this.table.keysSql} k WHERE k.\`key\` = ? FOR UPDATE NOWAIT`,
-      values: [key],
-    };
-  }
-
-  /** Deletes up to `batch` anchor rows older than `olderThanMs`, as `pruneBatch` does inbox rows. */
-  pruneKeysBatch(batch: number, olderThanMs: number): Statement {
-    return {
-      sql: `DELETE FROM ${this.table.keysSql} WHERE created_at < NOW(3) - INTERVAL ? MICROSECOND LIMIT ${batch}`,
-      values: [Math.floor(olderThanMs) * 1000],
+      sql: `SELECT CONNECTION_ID() AS id, (SELECT i.fingerprint FROM ${this.table.sql} i WHERE i.\`key\` = ? AND s.slot IS NOT NULL) AS fingerprint FROM ${this.table.keysSql} s WHERE s.slot = ? FOR UPDATE NOWAIT`,
+      values: [key, this.slot(key)],
     };
   }
 

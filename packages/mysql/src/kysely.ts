@@ -1,10 +1,10 @@
-import { refuseOwnTransactions } from '@service-pay/core';
+import { refuseOwnTransactions } from '@service-pay/core/node';
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { ClientAdapter, Row } from './clients/client-driver.js';
 import { MySqlClientStore } from './clients/client-store.js';
 import type { Statement } from './inbox-sql.js';
 
-export { OwnTransactionError } from '@service-pay/core';
+export { OwnTransactionError } from '@service-pay/core/node';
 
 /**
  * Options of `KyselyStore` on MySQL and MariaDB.

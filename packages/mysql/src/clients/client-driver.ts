@@ -2,10 +2,10 @@ import {
   guardTransaction,
   holdTransaction,
   type InboxRecord,
-  inDeliveryOf,
   type TransactionClaim,
   type TransactionSession,
 } from '@service-pay/core';
+import { inDeliveryOf } from '@service-pay/core/node';
 import type { InboxSql, Statement } from '../inbox-sql.js';
 import { endedError, endsTransaction, nestedTransactionError } from '../transaction-guard.js';
 
@@ -51,15 +51,11 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  *
  * The key is a row lock, not `GET_LOCK`: the ORM owns its connections and gives them back to its pool
  * when its transaction ends, and a session-scoped lock would go with the connection to its next user. A
- * row lock ends with the transaction, whatever happens. Round trips: a peek outside any transaction (a
- * recorded key is answered from it: one round trip for a duplicate), the anchor row for a key seen for the
- * first time (`INSERT IGNORE`, autocommit), the client's BEGIN, the claim (lock without waiting, and read),
- * the savepoint; then the inbox INSERT and the client's COMMIT. The inbox row's primary key is the last
- * guard: two transactions can never both insert it.
- *
- * One wait remains: two deliveries of a key never seen before, at the same moment. The second's anchor
- * insert finds the first's row, and InnoDB's duplicate check waits for the first's transaction; the second
- * then answers `completed` (or claims, if the first rolled back). Every later delivery is answered at once.
+ * row lock ends with the transaction, whatever happens. The rows are a fixed set of lock slots made by
+ * `migrate()` (see `LOCK_SLOTS`), so taking one never waits. Round trips: a peek outside any transaction
+ * (a recorded key is answered from it: one round trip for a duplicate), the client's BEGIN, the claim
+ * (lock the key's slot without waiting, and read), the savepoint; then the inbox INSERT and the client's
+ * COMMIT. The inbox row's primary key is the last guard: two transactions can never both insert it.
  */
 export class MySqlClientDriver<Tx> {
   constructor(
@@ -70,18 +66,14 @@ export class MySqlClientDriver<Tx> {
   ) {}
 
   async begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>> {
-    let peeked: Row | undefined;
+    let recorded: unknown;
     try {
-      peeked = (await this.client.queryOutside(this.inbox.peek(key)))[0];
-      const recorded = peeked?.fingerprint;
-      // Recorded before: a committed row never changes, so no transaction is needed to say so.
-      if (recorded !== null && recorded !== undefined) return { state: 'completed', fingerprint: String(recorded) };
-      if (peeked?.anchored === null || peeked?.anchored === undefined) {
-        await this.client.queryOutside(this.inbox.ensureKey(key));
-      }
+      recorded = (await this.client.queryOutside(this.inbox.peek(key)))[0]?.fingerprint;
     } catch (error) {
       throw explainError(error, this.inbox.table.name, this.client.store);
     }
+    // Recorded before: a committed row never changes, so no transaction is needed to say so.
+    if (recorded !== null && recorded !== undefined) return { state: 'completed', fingerprint: String(recorded) };
     const held = await holdTransaction<Tx>((work) => this.client.transaction(work));
     let claim: Row | undefined;
     try {
@@ -103,13 +95,17 @@ export class MySqlClientDriver<Tx> {
     // Nothing to do in this transaction; a failed rollback leaves nothing behind either (the server rolls
     // back what a dropped connection held).
     await held.rollback().catch(() => undefined);
-    if (claim === undefined) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS }; // pruned meanwhile
+    if (claim === undefined) {
+      throw new Error(
+        `${this.client.store}: the lock slots of ${this.inbox.table.name}_keys are missing; run await store.migrate() once at start-up.`,
+      );
+    }
     return { state: 'completed', fingerprint: String(claim.fingerprint) };
   }
 
   async migrate(): Promise<void> {
     await this.client.queryOutside(rawStatement(this.inbox.migrate()));
-    await this.client.queryOutside(rawStatement(this.inbox.migrateKeys()));
+    for (const statement of this.inbox.migrateSlots()) await this.client.queryOutside(rawStatement(statement));
   }
 
   async prune(olderThanMs: number): Promise<number> {
@@ -117,12 +113,8 @@ export class MySqlClientDriver<Tx> {
     for (;;) {
       const count = await this.client.affectedOutside(this.inbox.pruneBatch(PRUNE_BATCH, olderThanMs));
       deleted += count;
-      if (count < PRUNE_BATCH) break;
+      if (count < PRUNE_BATCH) return deleted;
     }
-    // Anchors older than every inbox row kept: a delivery that finds its anchor gone answers 409 and its
-    // retry puts it back.
-    while ((await this.client.affectedOutside(this.inbox.pruneKeysBatch(PRUNE_BATCH, olderThanMs))) === PRUNE_BATCH);
-    return deleted;
   }
 
   /**
@@ -153,32 +145,44 @@ function rawStatement(sql: string): Statement {
 
 /**
  * `FOR UPDATE NOWAIT` on a row another transaction holds: MySQL 8 answers ER_LOCK_NOWAIT (3572), MariaDB
- * ER_LOCK_WAIT_TIMEOUT (1205) at once. ORMs wrap the driver's error: look through `cause`.
+ * ER_LOCK_WAIT_TIMEOUT (1205) at once.
  */
 function isLockBusy(error: unknown): boolean {
-  for (let e = error as { errno?: unknown; cause?: unknown } | null, depth = 0; e && depth < 4; depth++) {
-    if (e.errno === 3572 || e.errno === 1205) return true;
-    e = e.cause as typeof e;
-  }
-  return false;
+  return serverCodes(error).some((code) => code === 3572 || code === 1205);
 }
 
 /** A missing table is a setup mistake: say the fix instead of "Table doesn't exist". */
 function explainError(error: unknown, table: string, store: string): unknown {
-  for (
-    let e = error as { code?: unknown; errno?: unknown; cause?: unknown } | null, depth = 0;
-    e && depth < 4;
-    depth++
-  ) {
-    if (e.code === 'ER_NO_SUCH_TABLE' || e.errno === 1146) {
-      return new Error(
-        `${store}: the inbox table ${table} (or its ${table}_keys) does not exist; run await store.migrate() once at start-up.`,
-        { cause: error },
-      );
-    }
-    e = e.cause as typeof e;
+  const prismaMissingTable = (error as { code?: unknown } | null)?.code === 'P2021';
+  if (prismaMissingTable || serverCodes(error).includes(1146)) {
+    return new Error(
+      `${store}: the inbox table ${table} (or its ${table}_keys) does not exist; run await store.migrate() once at start-up.`,
+      { cause: error },
+    );
   }
   return error;
+}
+
+/**
+ * The server's error numbers in an error as each client wraps it: mysql2's `errno` on the error, Drizzle's
+ * on its `cause`, Prisma's in `meta.driverAdapterError.cause.code` (in a transaction) or only in its message
+ * ("Raw query failed. Code: `1146`", outside one).
+ */
+function serverCodes(error: unknown): number[] {
+  const codes: number[] = [];
+  const seen = new Set<unknown>();
+  const visit = (value: unknown, depth: number) => {
+    if (value === null || typeof value !== 'object' || seen.has(value) || depth > 4) return;
+    seen.add(value);
+    const e = value as { errno?: unknown; code?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } };
+    for (const candidate of [e.errno, e.code]) if (typeof candidate === 'number') codes.push(candidate);
+    const inMessage = /Code: `(\d+)`/.exec(String((value as { message?: unknown }).message ?? ''));
+    if (inMessage !== null) codes.push(Number(inMessage[1]));
+    visit(e.cause, depth + 1);
+    visit(e.meta?.driverAdapterError, depth + 1);
+  };
+  visit(error, 0);
+  return codes;
 }
 
 type Held<Tx> = Awaited<ReturnType<typeof holdTransaction<Tx>>>;

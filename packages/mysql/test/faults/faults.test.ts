@@ -127,80 +127,83 @@ async function figures(scenario: string, paymentIds: string[]) {
 
 // The same rows for each store: MySqlStore on mysql2 (GET_LOCK), and the ORM stores (row locks in the ORM's
 // own transaction).
-describe.each(['mysql2', 'kysely', 'drizzle'])('%s under faults, 3 app processes sharing one MariaDB', (name) => {
-  beforeAll(async () => {
-    driver = name;
-    apps = await Promise.all(['a', 'b', 'c'].map((instance) => startApp(instance)));
-  }, 120_000);
-  afterAll(async () => {
-    await Promise.all(apps.map((app) => app.stop()));
-  }, 60_000);
+describe.each(['mysql2', 'kysely', 'drizzle', 'prisma'])(
+  '%s under faults, 3 app processes sharing one MariaDB',
+  (name) => {
+    beforeAll(async () => {
+      driver = name;
+      apps = await Promise.all(['a', 'b', 'c'].map((instance) => startApp(instance)));
+    }, 120_000);
+    afterAll(async () => {
+      await Promise.all(apps.map((app) => app.stop()));
+    }, 60_000);
 
-  it('a. 5 simultaneous deliveries of every payment over 3 processes: 0 double, 0 lost', async () => {
-    const ids = createPayments(40, 'simultaneous');
-    await pay(ids, 5);
-    const f = await figures(`${name} a. 5 simultaneous deliveries x 3 processes`, ids);
-    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
-    expect(f.statuses['409 DELIVERY_IN_PROGRESS'] ?? 0).toBeGreaterThan(0);
-  });
+    it('a. 5 simultaneous deliveries of every payment over 3 processes: 0 double, 0 lost', async () => {
+      const ids = createPayments(40, 'simultaneous');
+      await pay(ids, 5);
+      const f = await figures(`${name} a. 5 simultaneous deliveries x 3 processes`, ids);
+      expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+      expect(f.statuses['409 DELIVERY_IN_PROGRESS'] ?? 0).toBeGreaterThan(0);
+    });
 
-  it('b. an app SIGKILLed while its handler holds the transaction with the credit written: 0 double, 0 lost', async () => {
-    const victim = apps[2] as AppProcess;
-    const held = createPayments(4, 'killed');
-    const others = createPayments(12, 'beside-kill');
-    await plan(held, 'hold');
-    await pay(held, 1, [victim.url]);
-    await pay(others, 2);
-    await victim.holdingAtLeast(held.length);
-    const [before] = await db.query('select count(*) as n from credits where payment_id in (?)', [held]);
-    expect(Number((before as Array<{ n: number }>)[0]?.n)).toBe(0);
-    await victim.kill();
-    apps[2] = await startApp('c2', victim.port);
-    const f = await figures(`${name} b. app SIGKILLed holding the transaction`, [...held, ...others]);
-    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
-  });
+    it('b. an app SIGKILLed while its handler holds the transaction with the credit written: 0 double, 0 lost', async () => {
+      const victim = apps[2] as AppProcess;
+      const held = createPayments(4, 'killed');
+      const others = createPayments(12, 'beside-kill');
+      await plan(held, 'hold');
+      await pay(held, 1, [victim.url]);
+      await pay(others, 2);
+      await victim.holdingAtLeast(held.length);
+      const [before] = await db.query('select count(*) as n from credits where payment_id in (?)', [held]);
+      expect(Number((before as Array<{ n: number }>)[0]?.n)).toBe(0);
+      await victim.kill();
+      apps[2] = await startApp('c2', victim.port);
+      const f = await figures(`${name} b. app SIGKILLed holding the transaction`, [...held, ...others]);
+      expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+    });
 
-  it('c. the MariaDB server killed (-9) and restarted while handlers run: 0 double, 0 lost, no app restart', async () => {
-    const slow = createPayments(6, 'slow-at-crash');
-    const others = createPayments(24, 'beside-crash');
-    await plan(slow, 'slow');
-    await pay(slow, 2);
-    await pay(others, 2);
-    await Promise.race(apps.map((app) => app.holdingAtLeast(1)));
-    await server.kill();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    await server.startAgain();
-    let restarts = 0;
-    const supervisor = setInterval(() => {
-      apps.forEach((app, i) => {
-        if (app.alive || app.restarting) return;
-        app.restarting = true;
-        restarts++;
-        void startApp(`c${i}-restarted`, app.port).then((started) => {
-          apps[i] = started;
+    it('c. the MariaDB server killed (-9) and restarted while handlers run: 0 double, 0 lost, no app restart', async () => {
+      const slow = createPayments(6, 'slow-at-crash');
+      const others = createPayments(24, 'beside-crash');
+      await plan(slow, 'slow');
+      await pay(slow, 2);
+      await pay(others, 2);
+      await Promise.race(apps.map((app) => app.holdingAtLeast(1)));
+      await server.kill();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await server.startAgain();
+      let restarts = 0;
+      const supervisor = setInterval(() => {
+        apps.forEach((app, i) => {
+          if (app.alive || app.restarting) return;
+          app.restarting = true;
+          restarts++;
+          void startApp(`c${i}-restarted`, app.port).then((started) => {
+            apps[i] = started;
+          });
         });
-      });
-    }, 100);
-    const f = await figures(`${name} c. MariaDB killed and restarted`, [...slow, ...others]);
-    clearInterval(supervisor);
-    console.log(JSON.stringify({ scenario: `${name} c.`, appRestarts: restarts }));
-    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
-    expect(restarts).toBe(0);
-  });
+      }, 100);
+      const f = await figures(`${name} c. MariaDB killed and restarted`, [...slow, ...others]);
+      clearInterval(supervisor);
+      console.log(JSON.stringify({ scenario: `${name} c.`, appRestarts: restarts }));
+      expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+      expect(restarts).toBe(0);
+    });
 
-  it('e. handlers past their deadline (in the app, and inside SLEEP): rolled back, credited once later', async () => {
-    const hung = createPayments(4, 'hang');
-    const hungInSql = createPayments(4, 'hang-in-sql');
-    await plan(hung, 'hang');
-    await plan(hungInSql, 'hang-in-sql');
-    await pay([...hung, ...hungInSql], 1);
-    const f = await figures(`${name} e. handler past its deadline`, [...hung, ...hungInSql]);
-    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
-    expect(f.codes.filter((c) => c === 'HANDLER_TIMEOUT')).toHaveLength(hung.length + hungInSql.length);
-    // The stuck statements were ended with their sessions, not left running with the keys.
-    const [sleeping] = await db.query(
-      "select count(*) as n from information_schema.processlist where info = 'select sleep(30)'",
-    );
-    expect(Number((sleeping as Array<{ n: number }>)[0]?.n)).toBe(0);
-  });
-});
+    it('e. handlers past their deadline (in the app, and inside SLEEP): rolled back, credited once later', async () => {
+      const hung = createPayments(4, 'hang');
+      const hungInSql = createPayments(4, 'hang-in-sql');
+      await plan(hung, 'hang');
+      await plan(hungInSql, 'hang-in-sql');
+      await pay([...hung, ...hungInSql], 1);
+      const f = await figures(`${name} e. handler past its deadline`, [...hung, ...hungInSql]);
+      expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+      expect(f.codes.filter((c) => c === 'HANDLER_TIMEOUT')).toHaveLength(hung.length + hungInSql.length);
+      // The stuck statements were ended with their sessions, not left running with the keys.
+      const [sleeping] = await db.query(
+        "select count(*) as n from information_schema.processlist where info = 'select sleep(30)'",
+      );
+      expect(Number((sleeping as Array<{ n: number }>)[0]?.n)).toBe(0);
+    });
+  },
+);

@@ -12,13 +12,18 @@ import { fileURLToPath } from 'node:url';
  */
 export default function generatePrismaClient(): void {
   const here = dirname(fileURLToPath(import.meta.url));
+  generatePrismaClientOf(join(here, 'schema.prisma'), join(here, '../..'));
+}
+
+/** `prisma generate` of `schema`, run in `packageDir` (whose node_modules hold `prisma`), engine stubbed. */
+export function generatePrismaClientOf(schema: string, packageDir: string): void {
   const stubDir = mkdtempSync(join(tmpdir(), 'prisma-engine-stub-'));
   const stub = join(stubDir, 'schema-engine');
   writeFileSync(stub, '#!/bin/sh\nexit 0\n');
   chmodSync(stub, 0o755);
   try {
-    execFileSync(join(here, '../../node_modules/.bin/prisma'), ['generate', '--schema', join(here, 'schema.prisma')], {
-      cwd: join(here, '../..'),
+    execFileSync(join(packageDir, 'node_modules/.bin/prisma'), ['generate', '--schema', schema], {
+      cwd: packageDir,
       env: {
         ...process.env,
         PRISMA_SCHEMA_ENGINE_BINARY: stub,
