@@ -1,5 +1,6 @@
 export {
   type BetterSqlite3StoreOptions,
+  type SqliteDatabaseLike,
   SqliteStore,
   type SqliteStoreCommonOptions,
   type SqliteStoreConstructor,

@@ -22,7 +22,26 @@ export interface SqliteStoreCommonOptions {
 }
 
 /**
- * A store on a better-sqlite3 `Database`: `ctx.tx` is that connection, inside the delivery's transaction.
+ * What the store uses of a synchronous SQLite connection with better-sqlite3's API: better-sqlite3's
+ * `Database`, and libsql's (the `libsql` package, which implements the same API on local files).
+ *
+ * @example
+ * ```ts
+ * import Database from 'libsql';
+ * const database: SqliteDatabaseLike = new Database('shop.db');
+ * ```
+ */
+export interface SqliteDatabaseLike {
+  prepare(source: string): unknown;
+  exec(source: string): unknown;
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  readonly inTransaction: boolean;
+  readonly readonly: boolean;
+}
+
+/**
+ * A store on a better-sqlite3 `Database` (or libsql's, the same API): `ctx.tx` is that connection, inside
+ * the delivery's transaction.
  *
  * @example
  * ```ts
@@ -30,12 +49,12 @@ export interface SqliteStoreCommonOptions {
  * const options: BetterSqlite3StoreOptions = { database: new Database('shop.db') };
  * ```
  */
-export interface BetterSqlite3StoreOptions extends SqliteStoreCommonOptions {
+export interface BetterSqlite3StoreOptions<Db extends SqliteDatabaseLike = Database> extends SqliteStoreCommonOptions {
   /**
    * A connection of the store's own (`new Database(file)`), not the one the rest of the app writes with:
    * while a delivery's transaction is open, anything else sent on this connection joins it.
    */
-  database: Database;
+  database: Db;
 }
 
 /**
@@ -43,11 +62,11 @@ export interface BetterSqlite3StoreOptions extends SqliteStoreCommonOptions {
  *
  * @example
  * ```ts
- * const store = new SqliteStore({ database }); // SqliteStore<Database>
+ * const store = new SqliteStore({ database }); // SqliteStore<Database>, ctx.tx typed as the given connection
  * ```
  */
 export interface SqliteStoreConstructor {
-  new (options: BetterSqlite3StoreOptions): SqliteStore<Database>;
+  new <Db extends SqliteDatabaseLike = Database>(options: BetterSqlite3StoreOptions<Db>): SqliteStore<Db>;
   readonly prototype: SqliteStore<unknown>;
 }
 
@@ -101,23 +120,26 @@ class Store<Tx> implements SqliteStore<Tx> {
   readonly tableName: string;
   readonly #driver: Driver<Tx>;
 
-  constructor(options: BetterSqlite3StoreOptions) {
+  constructor(options: BetterSqlite3StoreOptions<SqliteDatabaseLike>) {
     if (options === null || typeof options !== 'object') throw new TypeError(USAGE);
     const table = tableName(options.tableName);
     const sql = new InboxSql(table);
     this.tableName = table.name;
-    const { database } = options as Partial<BetterSqlite3StoreOptions>;
+    const { database } = options as Partial<BetterSqlite3StoreOptions<SqliteDatabaseLike>>;
     if (database === undefined) throw new TypeError(USAGE);
     if (
       typeof database?.prepare !== 'function' ||
       typeof database.exec !== 'function' ||
       !('inTransaction' in database)
     ) {
-      throw new TypeError("SqliteStore: options.database must be a better-sqlite3 Database (new Database('shop.db')).");
+      throw new TypeError(
+        "SqliteStore: options.database must be a better-sqlite3 (or libsql) Database (new Database('shop.db')).",
+      );
     }
     if (database.readonly)
       throw new TypeError('SqliteStore: options.database is read-only; the store writes its inbox.');
-    this.#driver = new BetterSqlite3Driver(database, sql) as unknown as Driver<Tx>;
+    // libsql's Database implements better-sqlite3's API: one driver serves both.
+    this.#driver = new BetterSqlite3Driver(database as unknown as Database, sql) as unknown as Driver<Tx>;
   }
 
   begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>> {
@@ -140,7 +162,8 @@ class Store<Tx> implements SqliteStore<Tx> {
 }
 
 /**
- * The store class. `new SqliteStore({ database })` for better-sqlite3; `ctx.tx` is typed from the client.
+ * The store class. `new SqliteStore({ database })` for better-sqlite3 or libsql; `ctx.tx` is typed from the
+ * connection given.
  *
  * @example
  * ```ts

@@ -168,7 +168,7 @@ describe('the webhook handler with SqliteStore (better-sqlite3)', () => {
     expect((await new SqliteStore({ database: fresh }).begin('k', 'fp')).state).toBe('claimed');
     fresh.close();
     expect(() => new SqliteStore({} as never)).toThrow(/pass \{ database \}/);
-    expect(() => new SqliteStore({ database: {} as never })).toThrow(/must be a better-sqlite3 Database/);
+    expect(() => new SqliteStore({ database: {} as never })).toThrow(/must be a better-sqlite3 \(or libsql\) Database/);
     expect(() => new SqliteStore({ database: db, tableName: 'x; drop table y' })).toThrow(/tableName/);
     const readonly = new Database(folder.file('shop.db'), { readonly: true });
     expect(() => new SqliteStore({ database: readonly })).toThrow(/read-only/);
