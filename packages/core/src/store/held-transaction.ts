@@ -110,3 +110,41 @@ export function holdTransaction<Tx>(
     }
   });
 }
+
+/** How long a rollback may queue behind a running statement before that statement is interrupted. */
+const ROLLBACK_GRACE_MS = 200;
+/** How long an interrupted statement may take to end before its whole session is ended. */
+const INTERRUPT_GRACE_MS = 1_000;
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
+
+/**
+ * For store authors: rolls a held transaction back even when a statement of the handler still runs on it
+ * (a deadline hit mid-statement). Clients queue their ROLLBACK behind that statement, so if the rollback
+ * has not ended within 200 ms, `interrupt('statement')` cancels the statement from another connection, and
+ * if even that has not ended it within a second, `interrupt('session')` ends the session (the server then
+ * rolls back). Either way the key is free at once and nothing the handler sent commits. `interrupt` is only
+ * called while the client's transaction has not settled: until then the client cannot have given that
+ * connection to anyone else.
+ *
+ * @example
+ * ```ts
+ * await rollBackInterrupting(held, (how) => pool.query(how === 'statement' ? 'KILL QUERY ?' : 'KILL ?', [id]));
+ * ```
+ */
+export async function rollBackInterrupting(
+  held: Pick<HeldTransaction<unknown>, 'rollback'>,
+  interrupt: (how: 'statement' | 'session') => Promise<void>,
+): Promise<void> {
+  let settled = false;
+  const rolledBack = held.rollback().then(() => {
+    settled = true;
+    return true;
+  });
+  const within = (ms: number) => Promise.race([rolledBack, pause(ms).then(() => false)]);
+  if (await within(ROLLBACK_GRACE_MS)) return;
+  if (!settled) await interrupt('statement');
+  if (await within(INTERRUPT_GRACE_MS)) return;
+  if (!settled) await interrupt('session');
+  await rolledBack;
+}
