@@ -2,7 +2,6 @@ import {
   guardTransaction,
   holdTransaction,
   type InboxRecord,
-  rollBackInterrupting,
   type TransactionClaim,
   type TransactionSession,
 } from '@service-pay/core';
@@ -37,8 +36,10 @@ export interface ClientAdapter<Tx> {
 const IN_PROGRESS_RETRY_MS = 1_000;
 /** Rows deleted per statement by `prune`. */
 const PRUNE_BATCH = 5_000;
-/** How long a KILL may wait for a connection of the client's pool to be sent on. */
-const KILL_WITHIN_MS = 1_000;
+/** How long a rollback may queue behind a running statement before that statement is killed. */
+const ROLLBACK_GRACE_MS = 200;
+/** How long a killed statement may take to end before its whole connection is killed. */
+const KILL_QUERY_GRACE_MS = 1_000;
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
 
@@ -119,15 +120,15 @@ export class MySqlClientDriver<Tx> {
   /**
    * Ends what the transaction's connection is running (`query`), or the connection itself (`connection`),
    * from another connection of the client's pool, so the client's queued ROLLBACK runs or the server rolls
-   * back. Called by `rollBackInterrupting` only while the client's transaction has not settled: until then
-   * the ORM cannot have given that connection to anyone else.
+   * back. Called only while the client's transaction has not settled: until then the ORM cannot have given
+   * that connection to anyone else.
    */
   async #kill(connectionId: number, how: 'query' | 'connection'): Promise<void> {
     if (!Number.isSafeInteger(connectionId)) return;
     const sql = how === 'query' ? 'KILL QUERY ?' : 'KILL ?';
     await Promise.race([
       this.client.queryOutside({ sql, values: [connectionId] }).catch(() => undefined),
-      pause(KILL_WITHIN_MS),
+      pause(KILL_QUERY_GRACE_MS),
     ]);
   }
 }
@@ -231,7 +232,19 @@ class ClientSession<Tx> implements TransactionSession<Tx> {
   async rollback(): Promise<void> {
     if (this.#ended) return;
     this.#ended = true;
-    // A statement of the handler still running delays the client's ROLLBACK: KILL QUERY it, then KILL.
-    await rollBackInterrupting(this.held, (how) => this.kill(how === 'statement' ? 'query' : 'connection'));
+    let settled = false;
+    const rolledBack = this.held.rollback().then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    // The client queues its ROLLBACK behind a statement of the handler still running (a deadline hit
+    // mid-statement): if it has not ended quickly, kill that statement, and if even that does not end it,
+    // the connection. Either way the key is free at once and nothing the handler sent commits.
+    const within = (ms: number) => Promise.race([rolledBack, pause(ms).then(() => false)]);
+    if (await within(ROLLBACK_GRACE_MS)) return;
+    if (!settled) await this.kill('query');
+    if (await within(KILL_QUERY_GRACE_MS)) return;
+    if (!settled) await this.kill('connection');
+    await rolledBack;
   }
 }

@@ -51,10 +51,9 @@ beforeAll(async () => {
   );
   await db.query('create table fault_plan (payment_id varchar(255) primary key, fault varchar(32) not null)');
   await new MySqlStore({ pool: db }).migrate();
-  // The ORM stores' lock slots (MySqlStore needs none), made through one of them; its pool closed after.
-  const orm = new Kysely<never>({ dialect: new MysqlDialect({ pool: mysqlCallbacks.createPool(server.url) }) });
-  await new KyselyStore({ db: orm }).migrate();
-  await orm.destroy();
+  await new KyselyStore({
+    db: new Kysely<never>({ dialect: new MysqlDialect({ pool: mysqlCallbacks.createPool(server.url) }) }),
+  }).migrate();
   sim = await startSimulator({
     merchants: [merchant],
     retry: { maxAttempts: 8, baseDelayMs: 200, factor: 2, timeoutMs: 5_000 },

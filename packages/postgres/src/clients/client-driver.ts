@@ -2,7 +2,6 @@ import {
   guardTransaction,
   holdTransaction,
   type InboxRecord,
-  rollBackInterrupting,
   type TransactionClaim,
   type TransactionSession,
 } from '@service-pay/core';
@@ -119,8 +118,14 @@ function isFree(claim: Row | undefined): boolean {
   return claim?.locked === true && (claim.fingerprint === null || claim.fingerprint === undefined);
 }
 
+/** How long a rollback may queue behind a running statement before the backend is ended instead. */
+const ROLLBACK_GRACE_MS = 200;
+/** How long a cancelled statement may take to end before its backend is ended instead. */
+const CANCEL_GRACE_MS = 1_000;
 /** How long ending a backend waits for it to be gone (its locks freed). */
 const TERMINATE_WAIT_MS = 5_000;
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
 
 type Held<Tx> = Awaited<ReturnType<typeof holdTransaction<Tx>>>;
 
@@ -169,7 +174,15 @@ class ClientSession<Tx> implements TransactionSession<Tx> {
   async rollback(): Promise<void> {
     if (this.#ended) return;
     this.#ended = true;
-    // A statement of the handler still running delays the client's ROLLBACK: cancel it, then end the backend.
-    await rollBackInterrupting(this.held, (how) => this.interrupt(how === 'statement' ? 'cancel' : 'terminate'));
+    const rolledBack = this.held.rollback().then(() => true);
+    // The client queues its ROLLBACK behind a statement of the handler still running (a deadline hit
+    // mid-statement): if it has not ended quickly, cancel that statement, and if even that does not end it,
+    // end the backend. Either way the key is free at once and nothing the handler sent commits.
+    const within = (ms: number) => Promise.race([rolledBack, pause(ms).then(() => false)]);
+    if (await within(ROLLBACK_GRACE_MS)) return;
+    await this.interrupt('cancel');
+    if (await within(CANCEL_GRACE_MS)) return;
+    await this.interrupt('terminate');
+    await rolledBack;
   }
 }
