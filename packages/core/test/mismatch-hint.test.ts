@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   createFetchHandler,
@@ -8,6 +9,8 @@ import {
   type WebhookResponse,
 } from '../src/index.js';
 import { samplePaymentPaidEvent } from '../src/testing/index.js';
+import { looksPrettyPrinted, MismatchHints } from '../src/verify/mismatch-hint.js';
+import { leastCpuPerRun } from './support/cpu-cost.js';
 import { recordingLogger } from './support/recording-logger.js';
 
 const SIGNED_WITH = 'whsec_the_real_webhook_secret';
@@ -97,6 +100,85 @@ describe('a signature mismatch names its likeliest cause, in the log only', () =
       'MISSING_SIGNATURE',
       'SIGNATURE_MISMATCH',
     ]);
+  });
+});
+
+describe('the cost of a mismatch hint', () => {
+  const secret = 'whsec_cost_of_the_hint_0123';
+  const now = Math.floor(Date.now() / 1000);
+  // Well-formed, timely, and wrong: the request gets as far as the hint.
+  const headers = {
+    'content-type': 'application/json',
+    'x-service-signature': `t=${now},v1=${'ab'.repeat(32)}`,
+    'x-service-event': 'payment.paid',
+    'x-service-delivery': 'dl_cost',
+  };
+  const newlines = `{${'\n'.repeat(4095)}`;
+  const plain = 'x'.repeat(4096); // as many bytes, nothing to recognise
+
+  it('regression: "{" and 4,095 line breaks cost a mismatch of the same size, not 100x (verifyWebhook)', async () => {
+    const verify = (rawBody: string) => () => {
+      verifyWebhook({ rawBody, headers }, { secret }).catch(() => {});
+    };
+    // Before: 400x (the RegExp /^\s*\{[\s\S]*\n\s+"/ backtracked over the line breaks); now about 1.6x.
+    const [attack = 0, baseline = 0] = leastCpuPerRun([verify(newlines), verify(plain)], 40);
+    expect(attack / baseline).toBeLessThan(5);
+  }, 60_000);
+
+  it('regression: the same body through a handler costs a mismatch of the same size too', async () => {
+    const logger = recordingLogger();
+    const handle = createWebhookHandler({ secret, logger, onPaymentPaid: () => {} });
+    const answers: Array<Promise<WebhookResponse>> = [];
+    const send = (rawBody: string) => () => {
+      answers.push(handle({ method: 'POST', headers, rawBody }));
+    };
+    const [attack = 0, baseline = 0] = leastCpuPerRun([send(newlines), send(plain)], 40);
+    expect(attack / baseline).toBeLessThan(5);
+    for (const answer of await Promise.all(answers)) expect(answer.status).toBe(401);
+    // The hint was still logged, once: the fast path did not lose it.
+    const hints = logger.at('warn').filter((line) => line.fields.hint === true);
+    expect(hints.map((h) => h.message)).toEqual([expect.stringMatching(/exactly as received/)]);
+  }, 60_000);
+
+  it('gives each hint once, and once every hint was given does not read the body at all', () => {
+    let reads = 0;
+    const watched = (text: string) =>
+      new Proxy(new TextEncoder().encode(text), {
+        get(target, key) {
+          reads++;
+          return Reflect.get(target, key);
+        },
+      });
+    const hints = new MismatchHints([secret]);
+    const body = signWebhook({ event: samplePaymentPaidEvent(), secret }).body;
+    expect(hints.next(watched(body))).toMatch(/exactly as received/);
+    expect(hints.next(watched(body))).toBeUndefined();
+    expect(hints.next(watched(pretty(body)))).toMatch(/re-serialized/);
+    expect(hints.next(watched(base64(body)))).toMatch(/base64/);
+    reads = 0;
+    for (const shape of [body, pretty(body), base64(body), newlines])
+      expect(hints.next(watched(shape))).toBeUndefined();
+    expect(reads).toBe(0);
+
+    // A secret that explains every mismatch by itself: one hint, then nothing is read either.
+    const spaced = new MismatchHints(['whsec_with space_0123']);
+    expect(spaced.next(watched(body))).toMatch(/contains whitespace/);
+    reads = 0;
+    expect(spaced.next(watched(pretty(body)))).toBeUndefined();
+    expect(reads).toBe(0);
+  });
+
+  it('the one-pass scan says what /^\\s*\\{[\\s\\S]*\\n\\s+"/ said, on any text', () => {
+    const shapes = fc.string({
+      unit: fc.constantFrom('{', '}', '"', '\n', ' ', '\t', '\r', '\u00a0', '\u2028', '\ufeff', 'a', ':'),
+      maxLength: 40,
+    });
+    fc.assert(
+      fc.property(fc.oneof(shapes, fc.string({ maxLength: 40 })), (text) => {
+        expect(looksPrettyPrinted(text)).toBe(/^\s*\{[\s\S]*\n\s+"/.test(text));
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
 

@@ -5,6 +5,7 @@ import { receiveBody, type WebhookRequest } from '../http/webhook-request.js';
 import { Reporter, type ReportSubject } from '../observe/reporter.js';
 import type { DedupeStore } from '../store/dedupe-store.js';
 import type { WebhookStore } from '../store/transactional-store.js';
+import { MismatchHints } from '../verify/mismatch-hint.js';
 import { type VerifiedDelivery, verifyResolved } from '../verify/verify-webhook.js';
 import { type AttemptConclusion, PaymentAttempt } from './attempt.js';
 import { AttemptEngine } from './attempt-engine.js';
@@ -53,6 +54,8 @@ export function createWebhookHandler<S extends WebhookStore = DedupeStore>(
   const o = resolveHandlerOptions(options);
   const engine = new AttemptEngine(o.pipeline);
   const reporter = new Reporter(o.pipeline.logger, o.pipeline.onOutcome, engine.now);
+  // The reporter logs each setup hint once; past that, a signature mismatch need not compute its hint.
+  const hints = new MismatchHints(o.verify.secrets);
   // How an attempt becomes an answer: made once, handed to every attempt.
   const conclusion: AttemptConclusion<WebhookResponse> = {
     concluded: (result, attempt) => {
@@ -64,7 +67,7 @@ export function createWebhookHandler<S extends WebhookStore = DedupeStore>(
       return UNEXPECTED_ANSWER;
     },
   };
-  const handle = (request: WebhookRequest) => handleDelivery(o, engine, reporter, conclusion, request);
+  const handle = (request: WebhookRequest) => handleDelivery(o, engine, reporter, hints, conclusion, request);
   return Object.assign(handle, { maxBodyBytes: o.maxBodyBytes, bodyTimeoutMs: o.bodyLimits.timeoutMs });
 }
 
@@ -78,6 +81,7 @@ function handleDelivery(
   o: ResolvedHandlerOptions,
   engine: AttemptEngine,
   reporter: Reporter,
+  hints: MismatchHints,
   conclusion: AttemptConclusion<WebhookResponse>,
   request: WebhookRequest,
 ): Promise<WebhookResponse> {
@@ -87,8 +91,8 @@ function handleDelivery(
     const body = receiveBody(request, o.maxBodyBytes, o.bodyLimits);
     verified =
       body instanceof Promise
-        ? body.then((bytes) => verifyResolved({ rawBody: bytes, headers: request.headers }, o.verify))
-        : verifyResolved({ rawBody: body, headers: request.headers }, o.verify);
+        ? body.then((bytes) => verifyResolved({ rawBody: bytes, headers: request.headers }, o.verify, hints))
+        : verifyResolved({ rawBody: body, headers: request.headers }, o.verify, hints);
   } catch (error) {
     return Promise.resolve(refuse(reporter, error, startedAt));
   }

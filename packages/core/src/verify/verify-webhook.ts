@@ -4,7 +4,7 @@ import { WebhookError } from '../errors/webhook-error.js';
 import { assertPaymentPaidEvent, PAYMENT_PAID, type PaymentPaidEvent } from '../event/payment-paid-event.js';
 import { type RawBody, toRawBytes } from '../http/raw-body.js';
 import { HEADER, readHeader } from './headers.js';
-import { mismatchHint } from './mismatch-hint.js';
+import { type MismatchHints, mismatchHint } from './mismatch-hint.js';
 import { assertSignaturesAreHex, parseSignatureHeader, type SignatureHeader } from './signature-header.js';
 import { type ResolvedVerifyOptions, readClock, resolveVerifyOptions, type VerifyOptions } from './verify-options.js';
 
@@ -86,11 +86,13 @@ export async function verifyWebhook(input: VerifyInput, options: VerifyOptions):
 /**
  * `verifyWebhook` with options resolved once by the caller (the handler). With node:crypto the HMAC is
  * synchronous, and so is this: it returns the delivery or throws. With Web Crypto it returns a promise.
- * Either way only `WebhookError` is thrown or rejected.
+ * Either way only `WebhookError` is thrown or rejected. A handler passes its `hints`, so that a mismatch
+ * carries a hint only the first time its cause is seen; without them every mismatch explains itself.
  */
 export function verifyResolved(
   input: { rawBody: unknown; headers: unknown },
   options: ResolvedVerifyOptions,
+  hints?: MismatchHints,
 ): VerifiedDelivery | Promise<VerifiedDelivery> {
   if (input === null || typeof input !== 'object') {
     throw new WebhookError('MISSING_SIGNATURE', 'verifyWebhook needs { rawBody, headers }.');
@@ -105,8 +107,8 @@ export function verifyResolved(
     if (typeof digest !== 'string') pending = true;
     digests.push(digest);
   }
-  if (!pending) return afterSignature(digests as string[], header, body, headers, options);
-  return Promise.all(digests).then((hex) => afterSignature(hex, header, body, headers, options));
+  if (!pending) return afterSignature(digests as string[], header, body, headers, options, hints);
+  return Promise.all(digests).then((hex) => afterSignature(hex, header, body, headers, options, hints));
 }
 
 function afterSignature(
@@ -115,8 +117,9 @@ function afterSignature(
   body: Uint8Array | string,
   headers: unknown,
   options: ResolvedVerifyOptions,
+  hints: MismatchHints | undefined,
 ): VerifiedDelivery {
-  checkSignature(digests, header, options.secrets, body);
+  checkSignature(digests, header, options.secrets, body, hints);
   checkTimestamp(header.timestamp, options);
 
   const parsed = parseJsonObject(body);
@@ -158,6 +161,7 @@ function checkSignature(
   header: SignatureHeader,
   secrets: readonly string[],
   body: Uint8Array | string,
+  hints: MismatchHints | undefined,
 ): void {
   for (const digest of digests) {
     for (const at of header.v1At) {
@@ -165,9 +169,12 @@ function checkSignature(
     }
   }
   assertSignaturesAreHex(header);
-  throw new WebhookError('SIGNATURE_MISMATCH', 'No signature in X-Service-Signature matches.', {
-    hint: mismatchHint(secrets, body),
-  });
+  const hint = hints === undefined ? mismatchHint(secrets, body) : hints.next(body);
+  throw new WebhookError(
+    'SIGNATURE_MISMATCH',
+    'No signature in X-Service-Signature matches.',
+    hint === undefined ? undefined : { hint },
+  );
 }
 
 function checkTimestamp(timestamp: number, options: ResolvedVerifyOptions): void {
