@@ -12,6 +12,7 @@ import {
   type WebhookContext,
   type WebhookResponse,
 } from '../src/index.js';
+import { clientDisconnected } from '../src/node/index.js';
 import { samplePaymentPaidEvent } from '../src/testing/index.js';
 import { FaultyStore } from './support/faulty-store.js';
 import { recordingLogger } from './support/recording-logger.js';
@@ -730,6 +731,23 @@ describe('logging and onOutcome (design.md section 8)', () => {
     expect(codes.filter((c) => c === 'UNSUPPORTED_MEDIA_TYPE')).toHaveLength(1);
     expect(codes.filter((c) => c === 'BODY_TOO_LARGE')).toHaveLength(1);
     expect(logger.entries.length).toBeLessThanOrEqual(5);
+  });
+
+  it('regression: 2,000 clients gone mid-body make one debug line and a count, not 2,000 lines', async () => {
+    vi.useFakeTimers();
+    const { handle, logger, outcomes } = setup();
+    const d = delivery();
+    const gone = { ...d, rawBody: () => Promise.reject(clientDisconnected(new Error('aborted'))) };
+    for (let i = 0; i < 2_000; i++) await handle(gone);
+    const lines = () => logger.entries.filter((e) => e.fields.code === 'CLIENT_DISCONNECTED');
+    expect(lines().map((l) => l.level)).toEqual(['debug']);
+    await vi.advanceTimersByTimeAsync(10_000);
+    // The window closed: the rest are counted in one line, still at debug (nothing the merchant must do).
+    expect(lines().map((l) => [l.level, l.fields.suppressed])).toEqual([
+      ['debug', undefined],
+      ['debug', 1_999],
+    ]);
+    expect(outcomes.filter((o) => o.code === 'CLIENT_DISCONNECTED')).toHaveLength(2_000); // metrics see each
   });
 
   it('credits at info, duplicates at debug, with paymentId and deliveryId', async () => {

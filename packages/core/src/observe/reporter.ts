@@ -46,7 +46,7 @@ const MESSAGES: Record<AttemptResult['outcome'], string> = {
 /**
  * Turns every outcome into one log line at the level section 8 of the design gives it, and one call of
  * `onOutcome`. Refusals at warn (rate-limited per code: the first, then a count every 10 s, so a
- * scanner cannot flood the log with 401s, 405s or 413s); credits at info; duplicates and busy answers at debug; conflicts,
+ * scanner cannot flood the log with 401s, 405s or 413s), clients gone mid-body at debug (rate-limited too); credits at info; duplicates and busy answers at debug; conflicts,
  * rejections, timeouts and failures at error. A few refusals mean the merchant's setup is wrong rather than
  * the request: for those a hint with the fix is logged once (per hint), at warn.
  */
@@ -59,14 +59,18 @@ export class Reporter {
     private readonly onOutcome: ((outcome: Outcome) => void | Promise<void>) | undefined,
     private readonly now: () => number,
   ) {
-    this.#refusals = new RateLimiter(REFUSAL_LOG_PERIOD_MS, (code, suppressed) =>
-      safeLog(
-        logger,
-        'warn',
-        { code, status: STATUS_BY_CODE[code as WebhookErrorCode], suppressed },
-        `${suppressed} more deliveries were refused with ${code} in the last ${REFUSAL_LOG_PERIOD_MS / 1000} s.`,
-      ),
-    );
+    this.#refusals = new RateLimiter(REFUSAL_LOG_PERIOD_MS, (code, suppressed) => {
+      const fields = { code, status: STATUS_BY_CODE[code as WebhookErrorCode], suppressed };
+      const period = `in the last ${REFUSAL_LOG_PERIOD_MS / 1000} s`;
+      if (code === 'CLIENT_DISCONNECTED') {
+        safeLog(
+          logger,
+          'debug',
+          fields,
+          `${suppressed} more clients went away before the body was complete ${period}.`,
+        );
+      } else safeLog(logger, 'warn', fields, `${suppressed} more deliveries were refused with ${code} ${period}.`);
+    });
   }
 
   /** A request refused before any payment was looked at, or acknowledged without one (another event). */
@@ -78,8 +82,9 @@ export class Reporter {
       return;
     }
     if (error.code === 'CLIENT_DISCONNECTED') {
-      // The client went away mid-body: nothing to answer, and nothing the merchant must act on.
-      safeLog(this.logger, 'debug', fields, error.message);
+      // The client went away mid-body: nothing to answer, and nothing the merchant must act on. Rate-limited
+      // like the refusals: 2,000 aborted uploads made 2,000 lines.
+      if (this.#refusals.admit(error.code)) safeLog(this.logger, 'debug', fields, error.message);
     } else if (error.code === 'INVALID_OPTIONS') {
       // Not the request's fault: this server is misconfigured (a broken clock), so every delivery fails.
       safeLog(this.logger, 'error', fields, `Could not check a delivery: ${error.message}`);

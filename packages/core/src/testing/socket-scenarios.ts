@@ -51,7 +51,7 @@ const MB = 1024 * 1024;
 /**
  * What a hostile or broken network does to a webhook endpoint, over real sockets: 1,000 clients that reset
  * the connection mid-body, and a 100 MB upload with and without Content-Length. Each case checks that the
- * adapter writes nothing to a gone client, logs a reset at debug only, stops reading a body over the limit
+ * adapter writes nothing to a gone client, logs resets at debug only and rate-limited, stops reading a body over the limit
  * (the client still gets its 413, then the connection closes), keeps memory bounded, and still answers a
  * valid delivery afterwards. Run by every Node adapter.
  *
@@ -69,7 +69,7 @@ export function socketScenarios(target: SocketTarget): ConformanceCase[] {
   return [
     ...(target.bodyTimeoutMs === undefined ? [] : [slowClientsCase(target, target.bodyTimeoutMs)]),
     {
-      name: '1,000 resets mid-body: logged at debug, never answered, memory bounded, and the server keeps answering',
+      name: '1,000 resets mid-body: logged at debug and rate-limited, never answered, memory bounded, and the server keeps answering',
       run: async () => {
         const watch = watchServer(target.server);
         const before = target.logs().length;
@@ -94,8 +94,13 @@ export function socketScenarios(target: SocketTarget): ConformanceCase[] {
         const loud = lines.filter((l) => l.level === 'warn' || l.level === 'error');
         if (loud.length > 0) throw new Error(`resets were logged above debug: ${JSON.stringify(loud.slice(0, 3))}`);
         const disconnects = lines.filter((l) => l.level === 'debug' && l.fields.code === 'CLIENT_DISCONNECTED');
-        if (disconnects.length !== resets) {
-          throw new Error(`expected ${resets} CLIENT_DISCONNECTED lines at debug, got ${disconnects.length}`);
+        // Rate-limited: the first of each 10 s window (which an earlier case may have opened), and a count
+        // when a window closes. However slow the machine, 1,000 resets never take a minute: 12 lines at most.
+        const logged = target.logs().some((l) => l.level === 'debug' && l.fields.code === 'CLIENT_DISCONNECTED');
+        if (!logged || disconnects.length > 12) {
+          throw new Error(
+            `expected 1,000 resets logged at debug in at most 12 lines (rate-limited), got ${disconnects.length}`,
+          );
         }
         if (watch.writesToGone > 0) throw new Error(`${watch.writesToGone} answers were written to a gone client`);
         target.report?.('1,000 resets mid-body', { heapGrowthMB: heapGrowth / MB });
