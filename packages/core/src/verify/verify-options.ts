@@ -38,13 +38,50 @@ export const MIN_SECRET_LENGTH = 16;
 /** Texts a template literal makes of a missing value: `${process.env.X}` gives "undefined". */
 const MISSING_VALUE_TEXTS: ReadonlySet<string> = new Set(['undefined', 'null', 'NaN', '[object Object]']);
 
-/** Control (Cc) and invisible format (Cf: zero-width space, BOM, bidi marks) characters. */
-const INVISIBLE = /[\p{Cc}\p{Cf}]/u;
+/**
+ * Characters no copy of a secret shows, or shows as a plain space: control (Cc) and format (Cf: zero-width
+ * space, BOM, bidi marks) characters; the default-ignorable ones (Hangul fillers U+115F U+1160 U+3164
+ * U+FFA0, the combining grapheme joiner U+034F, variation selectors U+FE00-U+FE0F and U+E0100-U+E01EF);
+ * the braille blank U+2800; and every space but the ASCII one (U+00A0, U+2000-U+200A, U+3000, line and
+ * paragraph separators), which a reader takes for a space though it is other bytes.
+ */
+const INVISIBLE =
+  /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\p{Zl}\p{Zp}\u2800\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/u;
+
+/**
+ * The distinct characters a verification secret needs: one per six characters, at least 4, at most 8.
+ * What it refuses is a placeholder (`aaaa...`, `0000...`, `abab...`, `whsec_` and one letter repeated);
+ * a random secret fails it with a chance under 1e-9 drawn from hex digits, under 3e-5 from decimal digits.
+ */
+const distinctNeeded = (length: number) => Math.max(4, Math.min(8, Math.ceil(length / 6)));
+
+/** Whether `text` holds at least `needed` distinct characters; stops as soon as it does. */
+function hasDistinct(text: string, needed: number): boolean {
+  // ASCII in a 128-bit set (no allocation for the usual secret); anything else in a Set, made if needed.
+  const ascii = [0, 0, 0, 0];
+  let other: Set<string> | undefined;
+  let count = 0;
+  for (const char of text) {
+    const c = char.charCodeAt(0);
+    if (c < 0x80) {
+      const bit = 1 << (c & 31);
+      if (((ascii[c >> 5] as number) & bit) !== 0) continue;
+      ascii[c >> 5] = (ascii[c >> 5] as number) | bit;
+    } else {
+      other ??= new Set();
+      if (other.has(char)) continue;
+      other.add(char);
+    }
+    if (++count >= needed) return true;
+  }
+  return false;
+}
 
 /**
  * Why `secret` must never become an HMAC key, or `undefined` when it may. A blank secret is the dangerous
  * one: an unset line in an env file easily gives `""` or `" "`, and anyone can sign with it. Verification
- * also asks for `MIN_SECRET_LENGTH`; signing (the test tools) does not.
+ * also asks for `MIN_SECRET_LENGTH` and some distinct characters; signing (the test tools, `minLength` 1)
+ * asks neither.
  */
 function secretProblem(secret: unknown, minLength: number): string | undefined {
   if (typeof secret !== 'string') return `is ${secret === null ? 'null' : typeof secret}, not a string. ${SET_IT}`;
@@ -68,6 +105,9 @@ function secretProblem(secret: unknown, minLength: number): string | undefined {
     return `is the text "${secret}": the value was missing when it was built. ${SET_IT}`;
   if (secret.length < minLength) {
     return `is ${secret.length} characters; a webhook secret has at least ${minLength} (128 bits for the HMAC key). Copy the whole secret.`;
+  }
+  if (minLength > 1 && !hasDistinct(secret, distinctNeeded(secret.length))) {
+    return `has fewer than ${distinctNeeded(secret.length)} distinct characters in ${secret.length}: it is a placeholder, not a generated secret. Copy the real one.`;
   }
   return undefined;
 }

@@ -292,7 +292,7 @@ export function verificationSuite(): void {
     });
 
     it('handles a secret longer than the HMAC block (hashed first, per RFC 2104)', async () => {
-      const longSecret = `whsec_${'x'.repeat(100)}`;
+      const longSecret = `whsec_${'0123456789abcdef'.repeat(7)}`; // 118 characters
       const { body, headers } = signed(undefined, longSecret);
       await expect(
         verifyWebhook({ rawBody: body, headers }, { secret: longSecret, now: atT() }),
@@ -573,6 +573,22 @@ export function verificationSuite(): void {
       ['a byte order mark in front', '\ufeffwhsec_0123456789abcdef', /leading or trailing whitespace/],
       ['the text "undefined"', 'undefined', /is the text "undefined"/],
       ['the text "null" in a rotation list', [SECRET, 'null'], /secret\[1\] is the text "null"/],
+      // Invisible characters that are neither control nor format characters (the second review).
+      ['16 Hangul fillers', '\u3164'.repeat(16), /invisible character \(U\+3164 at index 0\)/],
+      ['a Hangul choseong filler inside', 'whsec_abc\u115Fdefghijklmnop', /U\+115F at index 9/],
+      ['a Hangul jungseong filler inside', 'whsec_abc\u1160defghijklmnop', /U\+1160 at index 9/],
+      ['a halfwidth Hangul filler inside', 'whsec_abc\uFFA0defghijklmnop', /U\+FFA0 at index 9/],
+      ['a braille blank inside', 'whsec_abc\u2800defghijklmnop', /U\+2800 at index 9/],
+      ['a combining grapheme joiner inside', 'whsec_abc\u034Fdefghijklmnop', /U\+034F at index 9/],
+      ['a variation selector inside', 'whsec_abc\uFE0Fdefghijklmnop', /U\+FE0F at index 9/],
+      ['a supplementary variation selector', 'whsec_abc\u{E0100}defghijklmnop', /U\+E0100 at index 9/],
+      ['an em space inside', 'whsec_abc\u2003defghijklmnop', /U\+2003 at index 9/],
+      ['a no-break space inside', 'whsec_abc\u00A0defghijklmnop', /U\+00A0 at index 9/],
+      // Too few distinct characters: a placeholder, not a generated secret.
+      ['one letter, 40 times', 'a'.repeat(40), /fewer than 7 distinct characters in 40/],
+      ['whsec_ and one letter', `whsec_${'a'.repeat(40)}`, /fewer than 8 distinct characters in 46/],
+      ['two characters alternating', 'ab'.repeat(8), /fewer than 4 distinct characters in 16/],
+      ['zeros in a rotation list', [SECRET, '0'.repeat(32)], /secret\[1\] has fewer than 6 distinct/],
     ])('regression: refuses a weak secret, %s, naming the problem and never the secret', async (_, secret, message) => {
       const { body, headers } = signed();
       const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret, now: atT() }));
@@ -582,8 +598,13 @@ export function verificationSuite(): void {
       if (typeof secret === 'string' && secret.length > 9) expect(error.message).not.toContain(secret);
     });
 
-    it('takes a 16-character secret, and one with a space inside (it is visible)', async () => {
-      for (const secret of ['0123456789abcdef', 'whsec_with space_inside']) {
+    it('takes a 16-character secret, one with a space inside (it is visible), and few but enough distinct characters', async () => {
+      for (const secret of [
+        '0123456789abcdef',
+        'whsec_with space_inside',
+        '0123'.repeat(4),
+        'whsec_ünïcødé_€_secret',
+      ]) {
         const { body, headers } = signWebhook({ event: samplePaymentPaidEvent(), secret, timestamp: T });
         await expect(verifyWebhook({ rawBody: body, headers }, { secret, now: atT() })).resolves.toBeDefined();
       }
