@@ -64,7 +64,8 @@ function withNote(message: string, note: string | undefined): string {
 /**
  * The service answered with a non-2xx status. `code` and `message` come from the spec's error body
  * `{"error": CODE, "message": "..."}`; when the body is not of that shape, `code` is `HTTP_ERROR`. A 2xx
- * answer that is not a payment gives `INVALID_RESPONSE`, one over `maxResponseBytes` `RESPONSE_TOO_LARGE`. `verifyApiRequest` throws it too, with status 401
+ * answer that is not a payment gives `INVALID_RESPONSE`, one over `maxResponseBytes` `RESPONSE_TOO_LARGE`, a
+ * redirect (never followed) `REDIRECT_REFUSED`. `verifyApiRequest` throws it too, with status 401
  * and code `UNAUTHORIZED`, so a server can answer `{ error: err.code, message: err.message }` with
  * `err.status`.
  *

@@ -312,7 +312,13 @@ async function sendOnce(
         headers: { accept: 'application/json', 'content-type': 'application/json', authorization },
         body: body ?? null,
         signal: controller.signal,
+        // Followed, a 307 to another origin re-sent the order there (fetch drops only Authorization).
+        redirect: 'manual',
       });
+      if (isRedirect(response)) {
+        await response.body?.cancel().catch(() => undefined);
+        return { ok: false, failure: redirectFailure(response, `${method} ${fullPath}`, o.origin) };
+      }
       const read = await readCapped(response, o.maxResponseBytes);
       if (read === undefined) {
         const message = `${method} ${fullPath} answered ${response.status} with a body over maxResponseBytes (${o.maxResponseBytes} bytes); it was not read.`;
@@ -412,6 +418,31 @@ async function readCapped(response: Response, max: number): Promise<string | und
     }
     text += decoder.decode(value, { stream: true });
   }
+}
+
+/** A 3xx, or what a browser's fetch makes of one under `redirect: 'manual'` (status 0, no headers). */
+function isRedirect(response: Response): boolean {
+  return response.type === 'opaqueredirect' || (response.status >= 300 && response.status <= 399);
+}
+
+/**
+ * A redirect is never followed, to another origin or not: the merchant API has fixed paths, the request
+ * is signed over its path, and a redirect elsewhere would hand a signed order to a server not configured
+ * as `baseUrl`. The message names where it pointed (its origin only, and only if it parses).
+ */
+function redirectFailure(response: Response, what: string, origin: string): AttemptFailure {
+  let target = 'somewhere the runtime does not show';
+  const location = response.headers.get('location');
+  if (location !== null) {
+    try {
+      const to = new URL(location, origin).origin;
+      target = to === origin ? `the same origin (${to})` : `another origin (${printable(to)})`;
+    } catch {
+      target = 'an unparseable Location';
+    }
+  }
+  const message = `${what} answered ${response.status} redirecting to ${target}; the client follows no redirects. Check baseUrl (https://, the service's own host).`;
+  return { kind: 'http', status: response.status, code: 'REDIRECT_REFUSED', message, retryAfterMs: undefined };
 }
 
 function isLoopback(hostname: string): boolean {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceClient, ServiceApiError } from '../src/index.js';
 import { readBody, startServer, type TestServer } from './support/http-server.js';
+import { orderInput } from './support/order-input.js';
 
 // Issue 26.5, the client's side. Before: a 300 MB answer was read whole (rss +325 MB), server messages
 // were copied verbatim into ServiceApiError.message (newlines: a forged log line), http:// was silent.
@@ -116,5 +117,49 @@ describe('plain http', () => {
     } finally {
       process.off('warning', listen);
     }
+  });
+});
+
+describe('redirects', () => {
+  // The second review: a 307 to another origin re-sent POST /v1/payments with the order to that origin.
+  it.each([307, 308, 302, 301])(
+    'regression: a %i to another origin is refused with REDIRECT_REFUSED, and the other origin receives nothing',
+    async (status) => {
+      const received: string[] = [];
+      const elsewhere = await startServer(async (req, res) => {
+        received.push(`${req.method} ${req.url} ${(await readBody(req)).toString()}`);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"paymentId":"p_1","status":"PENDING"}');
+      });
+      servers.push(elsewhere);
+      const service = await startServer(async (req, res) => {
+        await readBody(req);
+        res.writeHead(status, { location: `${elsewhere.url}${req.url}` }).end();
+      });
+      servers.push(service);
+      const client = createServiceClient({ baseUrl: service.url, ...keys }); // retries on: a 3xx is not retried
+      for (const call of [client.createPayment(orderInput), client.getPayment('p_1')]) {
+        const error = await failure(call);
+        expect(error.code).toBe('REDIRECT_REFUSED');
+        expect(error.status).toBe(status);
+        expect(error.attempts).toBe(1);
+        expect(error.message).toContain(`another origin (${elsewhere.url})`);
+      }
+      expect(received).toEqual([]);
+    },
+  );
+
+  it('a redirect to the same origin is refused too: the request is signed over its path', async () => {
+    let requests = 0;
+    const service = await startServer(async (req, res) => {
+      requests++;
+      await readBody(req);
+      res.writeHead(307, { location: '/v2/payments' }).end();
+    });
+    servers.push(service);
+    const client = createServiceClient({ baseUrl: service.url, ...keys });
+    const error = await failure(client.createPayment(orderInput));
+    expect(error.code).toBe('REDIRECT_REFUSED');
+    expect(error.message).toMatch(/the same origin/);
+    expect(requests).toBe(1);
   });
 });
