@@ -1,4 +1,4 @@
-import type { WebhookRequest } from '@service-pay/core';
+import { WebhookError, type WebhookRequest } from '@service-pay/core';
 
 /**
  * The HTTP events a webhook reaches Lambda with, as far as the handler reads them: API Gateway REST APIs
@@ -75,11 +75,52 @@ export function toWebhookRequest(event: LambdaHttpEvent, kind: LambdaEventKind):
     kind === 'http-api'
       ? ((event.requestContext as RequestContext).http?.method as string)
       : (event.httpMethod as string);
-  const headers = event.multiValueHeaders ?? event.headers ?? {};
   const body = event.body ?? '';
   return {
     method: method.toUpperCase(),
-    headers,
-    rawBody: event.isBase64Encoded === true ? new Uint8Array(Buffer.from(body, 'base64')) : body,
+    headers: byLowerCaseName(event.multiValueHeaders ?? event.headers ?? {}),
+    rawBody: event.isBase64Encoded === true ? base64Body(body) : body,
   };
+}
+
+/**
+ * The headers under lower-case names. REST APIs and ALB keep names as sent, so one header can arrive under
+ * two spellings (`X-Service-Signature` and `x-service-signature`), and a lookup would read one of them and
+ * never see the other. Their values are joined in one list instead, which the core refuses as a header sent
+ * twice, as it does on Node (which lower-cases names itself).
+ */
+function byLowerCaseName(
+  headers: Readonly<Record<string, string | readonly string[] | undefined>>,
+): Record<string, string | readonly string[]> {
+  // No prototype: a header named __proto__ is a header like any other.
+  const merged: Record<string, string | readonly string[]> = Object.create(null);
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (value === undefined || value === null) continue;
+    const key = name.toLowerCase();
+    const before = merged[key];
+    merged[key] = before === undefined ? value : [...listOf(before), ...listOf(value)];
+  }
+  return merged;
+}
+
+const listOf = (value: string | readonly string[]): readonly string[] => (typeof value === 'string' ? [value] : value);
+
+/**
+ * The bytes of a base64 body, or (when it is not strict base64) a body reader that refuses it. Node's
+ * decoder skips what is not base64 and stops at the first `=`, so junk around the encoded delivery still
+ * decoded to the signed bytes; the body is taken only if it is exactly how those bytes encode: the
+ * alphabet, whole quads and the padding they need, nothing else (no line breaks: Lambda never wraps it).
+ */
+function base64Body(text: string): Uint8Array | (() => Promise<never>) {
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.toString('base64') === text) return new Uint8Array(bytes);
+  // A reader, so that the core refuses it in its order (after method and headers) with its logging.
+  return () =>
+    Promise.reject(
+      new WebhookError(
+        'INVALID_PAYLOAD',
+        'The body is marked isBase64Encoded but is not valid base64 (only A-Z a-z 0-9 + /, padded with = to whole quads).',
+      ),
+    );
 }

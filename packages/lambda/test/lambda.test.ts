@@ -1,4 +1,5 @@
 import { MemoryDedupeStore } from '@service-pay/core';
+import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import type { ALBResult, APIGatewayProxyResult, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createLambdaHandler, LambdaEventError, type LambdaHttpEvent, type LambdaHttpResult } from '../src/index.js';
@@ -122,4 +123,61 @@ describe('an invocation that is not an HTTP event', () => {
     expect((error as Error).message).toMatch(/API Gateway|Function URL|ALB/);
     expect(credited).toHaveLength(0);
   });
+});
+
+describe('the second review: what the Lambda adapter read leniently', () => {
+  it.each([
+    ['junk around it', (b64: string) => `!!${b64}??`],
+    ['a line break inside', (b64: string) => `${b64.slice(0, 8)}\n${b64.slice(8)}`],
+    ['a space inside', (b64: string) => `${b64.slice(0, 8)} ${b64.slice(8)}`],
+    ['its padding missing', (b64: string) => b64.replace(/=+$/, '')],
+    ['text after the padding', (b64: string) => `${b64}QUJD`],
+    ['base64url characters', (b64: string) => b64.replace(/\+/g, '-').replace(/\//g, '_')],
+  ])('regression: a base64 body with %s is refused with INVALID_PAYLOAD, never credited', async (_what, spoil) => {
+    const { handler, credited } = setup();
+    // A delivery whose base64 has padding and both + and / (a byte "?" or ">" third in its group gives them),
+    // so that every spoiler changes something: one of three lengths leaves a partial last group.
+    const events = ['', 'x', 'xx'].map((pad) =>
+      restApiEvent(signedDelivery(samplePaymentPaidEvent({ orderNo: `order-???>>>${pad}` })), true),
+    );
+    const event = events.find((e) => /^(?=.*\+)(?=.*\/).*=$/.test(e.body as string));
+    if (event === undefined) throw new Error('no delivery with a padded base64 body holding + and /');
+    const b64 = event.body as string;
+    const spoiled = spoil(b64);
+    expect(spoiled).not.toBe(b64);
+    const result = await handler({ ...event, body: spoiled });
+    expect(result.statusCode).toBe(400);
+    expect(JSON.parse(result.body).error).toBe('INVALID_PAYLOAD');
+    expect(credited).toHaveLength(0);
+    // The strict body itself still verifies.
+    expect((await handler(event)).statusCode).toBe(200);
+  });
+
+  it.each([
+    ['headers (REST API, ALB)', 'headers'],
+    ['multiValueHeaders (REST API, ALB)', 'multiValueHeaders'],
+  ] as const)(
+    'regression: a signature header sent twice in two spellings, in %s, is MALFORMED_SIGNATURE',
+    async (_what, field) => {
+      const { handler, credited } = setup();
+      const d = signedDelivery();
+      const event = restApiEvent(d);
+      const valid = d.headers['x-service-signature'] as string;
+      const junk = 't=1,v1=junk';
+      if (field === 'headers') {
+        event.multiValueHeaders = {} as never; // single-value headers only, as ALB without multi-value sends
+        event.headers = { ...event.headers, 'X-Service-Signature': junk, 'x-service-signature': valid };
+      } else {
+        event.multiValueHeaders = {
+          ...event.multiValueHeaders,
+          'X-Service-Signature': [junk],
+          'x-service-signature': [valid],
+        };
+      }
+      const result = await handler(field === 'headers' ? { ...event, multiValueHeaders: undefined } : event);
+      expect(result.statusCode).toBe(401);
+      expect(JSON.parse(result.body).error).toBe('MALFORMED_SIGNATURE');
+      expect(credited).toHaveLength(0);
+    },
+  );
 });
