@@ -42,15 +42,18 @@ function run(args: string[], secrets: Record<string, string> = {}): Promise<Run>
   });
 }
 
-/** Starts `service-pay simulate` and resolves once it printed its URL. */
+/** Starts `service-pay simulate` and resolves once it printed its URL; secrets' variables as in `run`. */
 function startCli(
   args: string[],
+  secrets: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; url: string; output: () => string; exit: Promise<Run> }> {
+  const { SERVICE_WEBHOOK_SECRET: _w, SERVICE_API_SECRET: _a, ...env } = process.env;
   return new Promise((resolve, reject) => {
     // In the temp dir: simulate leaves its URL and control token in ./.service-pay/simulator.json.
     const child = spawn(process.execPath, [cli, 'simulate', ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       cwd: tmpdir(),
+      env: { ...env, ...secrets },
     });
     let stdout = '';
     let stderr = '';
@@ -230,6 +233,39 @@ describe('secrets on the command line (issue 26.7)', () => {
       SERVICE_API_SECRET: 'sk_from_the_env',
     });
     expect([api.code, api.stderr]).toEqual([0, '']);
+  });
+
+  it('regression: simulate takes them from the environment or files too, and warns only when on argv', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'service-pay-secret-'));
+    cleanup.push(() => rm(dir, { recursive: true, force: true }));
+    const apiFile = join(dir, 'api-secret');
+    const webhookFile = join(dir, 'webhook-secret');
+    await writeFile(apiFile, 'sk_from_a_file_0123\n');
+    await writeFile(webhookFile, 'whsec_from_a_file_0123\n');
+    const started = async (args: string[], env: Record<string, string> = {}) => {
+      const sim = await startCli(['--port', '0', '--quiet', ...args], env);
+      const banner = sim.output();
+      sim.child.kill('SIGINT');
+      const exit = await sim.exit;
+      expect(exit.code).toBe(0);
+      const secret = (name: string) => new RegExp(`${name} +(\\S+)`).exec(banner)?.[1];
+      return { apiSecret: secret('apiSecret'), webhookSecret: secret('webhookSecret'), stderr: exit.stderr };
+    };
+    const fromEnv = await started([], {
+      SERVICE_API_SECRET: 'sk_from_the_env_0123',
+      SERVICE_WEBHOOK_SECRET: 'whsec_from_the_env_0123',
+    });
+    expect(fromEnv).toMatchObject({ apiSecret: 'sk_from_the_env_0123', webhookSecret: 'whsec_from_the_env_0123' });
+    const fromFiles = await started(['--api-secret-file', apiFile, '--webhook-secret-file', webhookFile]);
+    expect(fromFiles).toMatchObject({ apiSecret: 'sk_from_a_file_0123', webhookSecret: 'whsec_from_a_file_0123' });
+    for (const r of [fromEnv, fromFiles]) expect(r.stderr).not.toMatch(/warning/);
+    const fromArgv = await started(['--webhook-secret', 'whsec_on_the_argv_0123']);
+    expect(fromArgv.webhookSecret).toBe('whsec_on_the_argv_0123');
+    expect(fromArgv.stderr).toMatch(/warning: --webhook-secret on the command line is visible to other users \(ps\)/);
+    // Nothing given: generated, as before.
+    const generated = await started([]);
+    expect(generated.webhookSecret).toMatch(/^whsec_test_[0-9a-f]{48}$/);
+    expect(generated.stderr).not.toMatch(/warning/);
   });
 });
 

@@ -32,9 +32,31 @@ export function integerFlag(value: string | undefined, flag: string): number | u
 
 export function numberFlag(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^-?(?:\d+\.?\d*|\.\d+)$/.test(value))
-    throw new UsageError(`--${flag} must be a number, got ${JSON.stringify(value)}`);
+  if (!isPlainNumber(value)) throw new UsageError(`--${flag} must be a number, got ${JSON.stringify(value)}`);
   return Number(value);
+}
+
+/**
+ * `/^-?(?:\d+\.?\d*|\.\d+)$/` (digits with at most one dot, and at least one digit) in one pass. The
+ * RegExp tried every split of a run of digits between `\d+` and `\d*`: 1.1 s on a 20,000-digit argument.
+ */
+export function isPlainNumber(value: string): boolean {
+  let digits = 0;
+  let dot = false;
+  for (let i = value.startsWith('-') ? 1 : 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) digits++;
+    else if (c === 0x2e && !dot) dot = true;
+    else return false;
+  }
+  return digits > 0;
+}
+
+/** A URL without its trailing slashes, in one pass (`.replace(/\/+$/, '')` is quadratic in the slashes). */
+export function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url.charCodeAt(end - 1) === 0x2f) end--;
+  return url.slice(0, end);
 }
 
 export function requireFlag(value: string | undefined, flag: string, what: string): string {

@@ -1,4 +1,5 @@
 import { CONTROL_TOKEN_HEADER } from '../http/control-access.js';
+import { withoutTrailingSlashes } from './args.js';
 import { controlTokenFor, TOKEN_ENV } from './simulator-state.js';
 import { UnreachableError } from './usage-error.js';
 
@@ -19,7 +20,7 @@ export class ControlApiError extends Error {
 
 /** The base URL a command talks to: the flag, else SERVICE_PAY_SIMULATOR_URL, else the default port. */
 export function simulatorUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return (flag ?? env.SERVICE_PAY_SIMULATOR_URL ?? DEFAULT_SIMULATOR_URL).replace(/\/+$/, '');
+  return withoutTrailingSlashes(flag ?? env.SERVICE_PAY_SIMULATOR_URL ?? DEFAULT_SIMULATOR_URL);
 }
 
 /**

@@ -31,6 +31,29 @@ export function readSecret(
   source: SecretSource,
   env: NodeJS.ProcessEnv = process.env,
 ): string {
+  const secret = readOptionalSecret(io, fromFlag, fromFile, source, env);
+  if (secret !== undefined) return secret;
+  throw new UsageError(
+    `${source.what} is required: set ${source.env}, or pass --${source.flag}-file FILE (or --${source.flag})`,
+  );
+}
+
+/**
+ * `readSecret` for a command that makes its own secret when given none (`simulate`): the same sources,
+ * the same warning, and `undefined` instead of an error when none is set.
+ *
+ * @example
+ * ```ts
+ * const webhookSecret = readOptionalSecret(io, values['webhook-secret'], values['webhook-secret-file'], WEBHOOK_SECRET_OF_SIMULATE);
+ * ```
+ */
+export function readOptionalSecret(
+  io: Io,
+  fromFlag: string | undefined,
+  fromFile: string | undefined,
+  source: SecretSource,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   if (fromFlag !== undefined && fromFile !== undefined)
     throw new UsageError(`give --${source.flag} or --${source.flag}-file, not both`);
   if (fromFile !== undefined) {
@@ -52,15 +75,26 @@ export function readSecret(
     return fromFlag;
   }
   const fromEnv = env[source.env];
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  throw new UsageError(
-    `${source.what} is required: set ${source.env}, or pass --${source.flag}-file FILE (or --${source.flag})`,
-  );
+  return fromEnv !== undefined && fromEnv !== '' ? fromEnv : undefined;
 }
 
 /** The webhook secret of `send` and `sign`. */
 export const WEBHOOK_SECRET: SecretSource = {
   flag: 'secret',
+  env: 'SERVICE_WEBHOOK_SECRET',
+  what: "the merchant's webhook secret",
+};
+
+/** The API secret of `sign api`. */
+export const API_SECRET: SecretSource = {
+  flag: 'api-secret',
+  env: 'SERVICE_API_SECRET',
+  what: "the merchant's API secret",
+};
+
+/** The webhook secret `simulate` signs with: the environment variable the merchant's app reads too. */
+export const WEBHOOK_SECRET_OF_SIMULATE: SecretSource = {
+  flag: 'webhook-secret',
   env: 'SERVICE_WEBHOOK_SECRET',
   what: "the merchant's webhook secret",
 };

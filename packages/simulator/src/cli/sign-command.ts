@@ -1,8 +1,8 @@
 import { signApiRequest } from '@service-pay/client';
 import { signWebhook } from '@service-pay/core';
-import { integerFlag, parse, requireFlag } from './args.js';
+import { integerFlag, parse, requireFlag, withoutTrailingSlashes } from './args.js';
 import type { Io } from './io.js';
-import { readSecret, WEBHOOK_SECRET } from './secret-source.js';
+import { API_SECRET, readSecret, WEBHOOK_SECRET } from './secret-source.js';
 import { curlCommand } from './shell-quote.js';
 import { EXIT, UsageError } from './usage-error.js';
 import { EVENT_FLAGS, EVENT_HELP, eventBody } from './webhook-event.js';
@@ -107,21 +107,17 @@ function signApi(args: string[], io: Io): number {
     return EXIT.OK;
   }
   const apiKey = requireFlag(values['api-key'], 'api-key', "the merchant's API key");
-  const apiSecret = readSecret(io, values['api-secret'], values['api-secret-file'], {
-    flag: 'api-secret',
-    env: 'SERVICE_API_SECRET',
-    what: "the merchant's API secret",
-  });
+  const apiSecret = readSecret(io, values['api-secret'], values['api-secret-file'], API_SECRET);
   const path = requireFlag(values.path, 'path', 'such as /v1/payments');
   if (!path.startsWith('/')) throw new UsageError(`--path must start with "/", got ${JSON.stringify(path)}`);
-  const baseUrl = (values['base-url'] ?? 'http://127.0.0.1:4010').replace(/\/+$/, '');
+  const baseUrl = withoutTrailingSlashes(values['base-url'] ?? 'http://127.0.0.1:4010');
   if (!/^https?:\/\//.test(baseUrl) || !URL.canParse(baseUrl))
     throw new UsageError(`--base-url must be an http:// or https:// URL`);
   const method = (values.method ?? (values.body === undefined ? 'GET' : 'POST')).toUpperCase();
   if (!/^[A-Z]{1,16}$/.test(method)) throw new UsageError(`--method must be an HTTP method such as GET or POST`);
   const timestamp = integerFlag(values.timestamp, 'timestamp');
   if (timestamp !== undefined && timestamp < 0) throw new UsageError('--timestamp must be Unix seconds >= 0');
-  const basePath = new URL(baseUrl).pathname.replace(/\/+$/, '');
+  const basePath = withoutTrailingSlashes(new URL(baseUrl).pathname);
   let authorization: string;
   try {
     authorization = signApiRequest({

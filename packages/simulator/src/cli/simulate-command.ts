@@ -8,6 +8,7 @@ import { integerFlag, numberFlag, parse } from './args.js';
 import { DEFAULT_SECRETS_FILE, loadDevSecrets } from './dev-secrets.js';
 import { attemptLine } from './format.js';
 import type { Io } from './io.js';
+import { API_SECRET, readOptionalSecret, WEBHOOK_SECRET_OF_SIMULATE } from './secret-source.js';
 import { STATE_FILE, TOKEN_ENV, writeSimulatorState } from './simulator-state.js';
 import { EXIT, UsageError } from './usage-error.js';
 
@@ -40,7 +41,9 @@ keys and URLs, then one line per delivery attempt. Stop it with Ctrl+C.
 
 Options:
   --api-key KEY                   one merchant's keys; generated when left out
-  --api-secret SECRET
+  --api-secret-file FILE          its API secret from FILE (else $SERVICE_API_SECRET)
+  --webhook-secret-file FILE      its webhook secret from FILE (else $SERVICE_WEBHOOK_SECRET)
+  --api-secret SECRET             the same on the command line (visible in ps: a warning)
   --webhook-secret SECRET
   --forward-to URL                send every webhook here instead of the payment's notifyUrl
 ${RUN_FLAGS_HELP}
@@ -88,7 +91,9 @@ const SIMULATE_FLAGS = {
   ...RUN_FLAGS,
   'api-key': { type: 'string' },
   'api-secret': { type: 'string' },
+  'api-secret-file': { type: 'string' },
   'webhook-secret': { type: 'string' },
+  'webhook-secret-file': { type: 'string' },
   'forward-to': { type: 'string' },
 } as const;
 
@@ -104,29 +109,33 @@ export async function simulateCommand(args: string[], io: Io, stopSignal: () => 
     return EXIT.OK;
   }
   const file = v.config === undefined ? {} : await readConfig(v.config);
-  const merchantFlags = v['api-key'] ?? v['api-secret'] ?? v['webhook-secret'] ?? v.confirmations;
+  const merchantFlags =
+    v['api-key'] ??
+    v['api-secret'] ??
+    v['api-secret-file'] ??
+    v['webhook-secret'] ??
+    v['webhook-secret-file'] ??
+    v.confirmations;
   if (merchantFlags !== undefined && file.merchants !== undefined) {
     throw new UsageError(
-      'give the merchant either in --config (merchants) or with --api-key/--api-secret/--webhook-secret/--confirmations, not both',
+      'give the merchant either in --config (merchants) or with --api-key/--api-secret(-file)/--webhook-secret(-file)/--confirmations, not both',
     );
   }
-  if (v['api-secret'] !== undefined || v['webhook-secret'] !== undefined) {
-    io.err(
-      'warning: secrets on the command line are visible to other users (ps) and kept in shell history; prefer --config FILE with merchants',
-    );
-  }
+  // --config's merchants carry their own secrets: the environment is read only for the one-merchant form.
   const merchants: MerchantConfig[] = (file.merchants as MerchantConfig[] | undefined) ?? [
     generateMerchant({
       name: 'default',
       apiKey: v['api-key'],
-      apiSecret: v['api-secret'],
-      webhookSecret: v['webhook-secret'],
+      apiSecret: readOptionalSecret(io, v['api-secret'], v['api-secret-file'], API_SECRET),
+      webhookSecret: readOptionalSecret(io, v['webhook-secret'], v['webhook-secret-file'], WEBHOOK_SECRET_OF_SIMULATE),
       confirmations: integerFlag(v.confirmations, 'confirmations'),
     }),
   ];
   const sim = await start(runOptions(v, file, merchants, v['forward-to']), v, io);
+  // Listening for Ctrl+C before the banner: whoever reads it may stop us at once, and must get a clean stop.
+  const stopped = stopSignal();
   io.out(v.json ? started(sim) : banner(sim));
-  return runUntilStopped(sim, io, stopSignal);
+  return runUntilStopped(sim, io, stopped);
 }
 
 /** `service-pay listen --forward-to URL`: `simulate` with the project's dev keys and forwarding. */
@@ -155,6 +164,7 @@ export async function listenCommand(args: string[], io: Io, stopSignal: () => Pr
     ...(v.confirmations === undefined ? {} : { confirmations: integerFlag(v.confirmations, 'confirmations') }),
   };
   const sim = await start(runOptions(v, file, [merchant], forwardTo), v, io);
+  const stopped = stopSignal(); // before the banner, as in simulate
   if (v.json) io.out(started(sim, { secretsFile: path, secretsCreated: created }));
   else {
     io.out(
@@ -170,7 +180,7 @@ export async function listenCommand(args: string[], io: Io, stopSignal: () => Pr
       ].join('\n'),
     );
   }
-  return runUntilStopped(sim, io, stopSignal);
+  return runUntilStopped(sim, io, stopped);
 }
 
 function runOptions(
@@ -237,9 +247,8 @@ async function start(options: SimulatorOptions, v: RunValues, io: Io): Promise<S
   }
 }
 
-async function runUntilStopped(sim: Simulator, io: Io, stopSignal: () => Promise<string>): Promise<number> {
-  // Listening for Ctrl+C first: a signal while the state file is written must stop us cleanly too.
-  const stopped = stopSignal();
+async function runUntilStopped(sim: Simulator, io: Io, stopped: Promise<string>): Promise<number> {
+  // Already listening for Ctrl+C: a signal while the state file is written must stop us cleanly too.
   // trigger and deliveries, run from this folder, find this simulator's URL and control token here.
   const removeState = await writeSimulatorState(sim).catch((error: Error) => {
     io.err(`could not write ${STATE_FILE} (${error.message}); give trigger the token with ${TOKEN_ENV}`);
