@@ -137,8 +137,8 @@ describe('redirects', () => {
       });
       servers.push(service);
       const client = createServiceClient({ baseUrl: service.url, ...keys }); // retries on: a 3xx is not retried
-      for (const call of [client.createPayment(orderInput), client.getPayment('p_1')]) {
-        const error = await failure(call);
+      for (const call of [() => client.createPayment(orderInput), () => client.getPayment('p_1')]) {
+        const error = await failure(call());
         expect(error.code).toBe('REDIRECT_REFUSED');
         expect(error.status).toBe(status);
         expect(error.attempts).toBe(1);
