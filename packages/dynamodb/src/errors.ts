@@ -1,3 +1,5 @@
+import type { WebhookErrorCode } from '@service-pay/core';
+
 /**
  * Every way the DynamoDB store refuses or fails, as a stable code:
  * - `TRANSACTION_TOO_LARGE`: the handler queued more writes than one `TransactWriteItems` takes (100 items,
@@ -85,8 +87,8 @@ export class DynamoDbStoreError extends Error {
  * ```
  */
 export class WriteOutsideTransactionError extends Error {
-  /** Stable code for logs and tests. */
-  readonly code = 'WRITE_OUTSIDE_TRANSACTION';
+  /** Stable code for logs and tests (core's code table: answered 500, the delivery unrecorded). */
+  readonly code = 'WRITE_OUTSIDE_TRANSACTION' satisfies WebhookErrorCode;
   /** The refused command, e.g. `PutItemCommand`. */
   readonly command: string;
 
