@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteItemCommand,
+  ExecuteStatementCommand,
+  GetItemCommand,
+  PutItemCommand,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import {
   createWebhookHandler,
@@ -138,7 +145,7 @@ describe('DynamoDbStore (transactional) behind the webhook handler', () => {
     expect(await record(tooMany.paymentId)).toBeUndefined();
   });
 
-  it("a write through the store's client beside ctx.tx is refused (both client kinds); reads pass; the guard ends with the delivery", async () => {
+  it("a write through the store's client beside ctx.tx is refused (PutItem, UpdateItem, a document client's PutCommand, BatchWriteItem, TransactWriteItems, a PartiQL INSERT); reads pass; the guard ends with the delivery", async () => {
     const documentClient = emulatorDocumentClient(endpoint);
     // The document client made from the store's client shares its middleware stack: guarded as well.
     const sameStack = (await import('@aws-sdk/lib-dynamodb')).DynamoDBDocumentClient.from(client);
@@ -147,6 +154,9 @@ describe('DynamoDbStore (transactional) behind the webhook handler', () => {
     let background: Promise<unknown> | undefined;
     const handle = handler(async (e, tx) => {
       await client.send(new GetItemCommand({ TableName: credits, Key: { pk: { S: 'x' }, sk: { S: 'y' } } }));
+      await client.send(
+        new ExecuteStatementCommand({ Statement: `SELECT * FROM "${credits}" WHERE pk = ?`, Parameters: [{ S: 'x' }] }),
+      );
       for (const write of [
         () => client.send(new PutItemCommand(creditPut(e.paymentId))),
         () =>
@@ -159,6 +169,20 @@ describe('DynamoDbStore (transactional) behind the webhook handler', () => {
             }),
           ),
         () => sameStack.send(new PutCommand({ TableName: credits, Item: { pk: e.paymentId, sk: randomUUID() } })),
+        () =>
+          client.send(
+            new BatchWriteItemCommand({
+              RequestItems: { [credits]: [{ PutRequest: { Item: creditPut(e.paymentId).Item } }] },
+            }),
+          ),
+        () => client.send(new TransactWriteItemsCommand({ TransactItems: [{ Put: creditPut(e.paymentId) }] })),
+        () =>
+          client.send(
+            new ExecuteStatementCommand({
+              Statement: `INSERT INTO "${credits}" VALUE {'pk': ?, 'sk': ?}`,
+              Parameters: [{ S: e.paymentId }, { S: randomUUID() }],
+            }),
+          ),
       ]) {
         refusals.push(
           await write().then(
@@ -174,7 +198,7 @@ describe('DynamoDbStore (transactional) behind the webhook handler', () => {
       tx.put(creditPut(e.paymentId));
     });
     expect((await send(handle, paid)).status).toBe(200);
-    expect(refusals).toHaveLength(3);
+    expect(refusals).toHaveLength(6);
     for (const refusal of refusals) {
       expect(refusal).toBeInstanceOf(WriteOutsideTransactionError);
       expect((refusal as WriteOutsideTransactionError).code).toBe('WRITE_OUTSIDE_TRANSACTION');
