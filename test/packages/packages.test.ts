@@ -60,6 +60,7 @@ it('finds the published packages', () => {
     [
       'client',
       'core',
+      'dynamodb',
       'express',
       'fastify',
       'hono',

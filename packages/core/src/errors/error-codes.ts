@@ -12,6 +12,9 @@
  * - `BODY_TIMEOUT` is 408: the body did not arrive within `bodyTimeoutMs`; the connection is closed with it.
  * - `INTERNAL_ERROR` is 500 for a failure of the library itself, outside `onPaymentPaid` (a bug): kept apart
  *   from `HANDLER_FAILED` so metrics never blame the merchant's handler for it.
+ * - `WRITE_OUTSIDE_TRANSACTION` is 500: a transactional store refused a write the handler sent beside
+ *   `ctx.tx` on the store's own client (it would outlive a failed delivery); the delivery fails unrecorded,
+ *   and the error the handler got carries this code.
  *
  * @example
  * ```ts
@@ -43,6 +46,7 @@ export const STATUS_BY_CODE = Object.freeze({
   STORE_UNAVAILABLE: 503,
   PAYMENT_READ_FAILED: 502,
   INVALID_OPTIONS: 500,
+  WRITE_OUTSIDE_TRANSACTION: 500,
   INTERNAL_ERROR: 500,
 } as const);
 

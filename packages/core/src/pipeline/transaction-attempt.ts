@@ -28,11 +28,15 @@ export async function transactionAttempt<Tx, T>(
       beginning = store.begin(input.key, input.fingerprint);
       claim = await engine.bounded(beginning, 'begin');
     } catch (error) {
-      // A transaction that opens after we gave up holds the key for nobody: roll it back when it arrives.
-      beginning?.then(
-        (late) => (late.state === 'claimed' ? late.session.rollback(error) : undefined),
-        () => {},
-      );
+      // A transaction that opens after we gave up holds the key for nobody: roll it back when it arrives. A
+      // rollback that fails then is nobody's to answer (the store's own expiry frees the key): it must not
+      // reach the process as an unhandled rejection, which ends a Node process.
+      beginning
+        ?.then(
+          (late) => (late.state === 'claimed' ? late.session.rollback(error) : undefined),
+          () => {},
+        )
+        .catch(() => {});
       return conclusion.concluded({ outcome: 'unavailable', error }, input);
     }
     if (claim.state !== 'claimed') return conclusion.concluded(seenBefore(claim, input.fingerprint), input);

@@ -1,0 +1,70 @@
+import { type CancellationReason, DynamoDbStoreError } from './errors.js';
+
+/**
+ * A failed commit, coded: DynamoDB's `TransactionCanceledException` says per item why (`None` for the
+ * items that were fine); the dedupe record is the last item, so its condition failing means the lease was
+ * lost. Any other error is returned as it is.
+ */
+export function explainCommitFailure(error: unknown, recordIndex: number): unknown {
+  const name = (error as { name?: string } | null)?.name;
+  if (name === 'ValidationException') {
+    return new DynamoDbStoreError(
+      'TRANSACTION_INVALID',
+      `DynamoDB refused the transaction: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  if (name !== 'TransactionCanceledException') return error;
+  const raw = (error as { CancellationReasons?: Array<{ Code?: string; Message?: string }> }).CancellationReasons ?? [];
+  const reasons: CancellationReason[] = raw
+    .map((r, index) => ({ index, code: r.Code ?? 'None', ...(r.Message === undefined ? {} : { message: r.Message }) }))
+    .filter((r) => r.code !== 'None');
+  const options = { cause: error, reasons };
+  const record = reasons.find((r) => r.index === recordIndex);
+  if (record?.code === 'ConditionalCheckFailed') {
+    return new DynamoDbStoreError(
+      'LEASE_LOST',
+      "another attempt took the key while this one ran (its lease ran out): the handler's writes and the record " +
+        'were cancelled together, nothing was written.',
+      options,
+    );
+  }
+  const first = reasons.find((r) => r.index !== recordIndex) ?? record;
+  const at = first === undefined ? '' : ` (ctx.tx write #${first.index}${first.message ? `: ${first.message}` : ''})`;
+  switch (first?.code) {
+    case 'ConditionalCheckFailed':
+      return new DynamoDbStoreError(
+        'TRANSACTION_CONDITION_FAILED',
+        `a condition of the handler's writes failed${at}; nothing was written.`,
+        options,
+      );
+    case 'TransactionConflict':
+      return new DynamoDbStoreError(
+        'TRANSACTION_CONFLICT',
+        `another request was writing the same item${at}; nothing was written, the retry runs it again.`,
+        options,
+      );
+    case 'ThrottlingError':
+    case 'ProvisionedThroughputExceeded':
+      return new DynamoDbStoreError(
+        'TRANSACTION_THROTTLED',
+        `DynamoDB throttled the transaction${at}; nothing was written.`,
+        options,
+      );
+    case 'ValidationError':
+    case 'ItemCollectionSizeLimitExceeded':
+      return new DynamoDbStoreError(
+        'TRANSACTION_INVALID',
+        `DynamoDB refused a write${at}; nothing was written.`,
+        options,
+      );
+    default:
+      return new DynamoDbStoreError(
+        'TRANSACTION_CANCELED',
+        `DynamoDB cancelled the transaction${at}; nothing was written.`,
+        options,
+      );
+  }
+}

@@ -1,0 +1,229 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateTableCommand, type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDbStore } from '@service-pay/dynamodb';
+import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppProcess } from './support/app-process.js';
+import { emulatorClient } from './support/clients.js';
+import { type DynamoDbLocal, startDynamoDbLocal } from './support/dynamodb-local.js';
+import { countItems, createPkSkTable } from './support/tables.js';
+
+/**
+ * Faults with real processes: three apps (test/fixtures/app.ts, a transactional DynamoDbStore each) on one
+ * DynamoDB Local that this file starts itself (in memory; the restart row has its own, which keeps its data), the simulator
+ * as the sender with the spec's retries on a faster clock, and credits queued on ctx.tx into a table whose
+ * items have no condition of their own. Each row prints one JSON line of figures and must end with 0
+ * double and 0 lost.
+ */
+const STORE_TABLE = 'fault_inbox';
+const CREDITS_TABLE = 'fault_credits';
+const PLAN_TABLE = 'fault_plan';
+
+/** One setup of a row group: its own emulator, its three apps and its sender. */
+class Rig {
+  readonly merchant = generateMerchant({ name: 'dynamodb-faults' });
+  emulator!: DynamoDbLocal;
+  client!: DynamoDBClient;
+  sim!: Simulator;
+  apps: AppProcess[] = [];
+
+  constructor(private readonly options: { dbPath?: string; baseDelayMs: number }) {}
+
+  appEnv(instance: string, port = 0): Record<string, string> {
+    return {
+      DYNAMODB_ENDPOINT: this.emulator.endpoint,
+      WEBHOOK_SECRET: this.merchant.webhookSecret,
+      INSTANCE: instance,
+      PORT: String(port),
+      STORE_TABLE,
+      CREDITS_TABLE,
+      PLAN_TABLE,
+      HANDLER_TIMEOUT_MS: '1000',
+      LEASE_MS: '3000',
+    };
+  }
+
+  async start(): Promise<void> {
+    this.emulator = await startDynamoDbLocal(this.options.dbPath === undefined ? {} : { dbPath: this.options.dbPath });
+    this.client = emulatorClient(this.emulator.endpoint);
+    await new DynamoDbStore({ client: this.client, tableName: STORE_TABLE }).migrate();
+    await createPkSkTable(this.client, CREDITS_TABLE);
+    await this.client.send(
+      new CreateTableCommand({
+        TableName: PLAN_TABLE,
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      }),
+    );
+    this.sim = await startSimulator({
+      merchants: [this.merchant],
+      // The spec's 8 attempts with doubling backoff: from 0.2 s, about 25 s of retries in all.
+      retry: { maxAttempts: 8, baseDelayMs: this.options.baseDelayMs, factor: 2, timeoutMs: 5_000 },
+      seed: 20261125,
+    });
+    this.apps = await Promise.all(['a', 'b', 'c'].map((name) => AppProcess.start(this.appEnv(name))));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.apps.map((app) => app.stop()));
+    await this.sim?.stop();
+    this.client?.destroy();
+    await this.emulator?.stop();
+  }
+
+  async pay(paymentIds: string[], deliveries: number, urls = this.apps.map((a) => a.url)): Promise<void> {
+    await Promise.all(
+      paymentIds.map((id, i) =>
+        this.sim.pay(id, {
+          duplicates: deliveries - 1,
+          concurrent: true,
+          // Rotated per payment, so every app gets first deliveries.
+          deliverTo: urls.map((_, k) => urls[(i + k) % urls.length] as string),
+          ...(deliveries === 1 ? { deliverTo: [urls[i % urls.length] as string] } : {}),
+        }),
+      ),
+    );
+  }
+
+  createPayments(count: number, label: string): string[] {
+    return Array.from(
+      { length: count },
+      (_, i) =>
+        this.sim.createPayment({ orderNo: `${label}-${i}-${Date.now()}`, notifyUrl: this.apps[0]!.url }).paymentId,
+    );
+  }
+
+  async plan(paymentIds: string[], fault: string): Promise<void> {
+    for (const id of paymentIds) {
+      await this.client.send(
+        new PutItemCommand({ TableName: PLAN_TABLE, Item: { pk: { S: id }, fault: { S: fault } } }),
+      );
+    }
+  }
+
+  /** Counts credits per payment and the sender's attempts, prints one JSON line, and returns it. */
+  async figures(scenario: string, paymentIds: string[]) {
+    await this.sim.waitForIdle({ timeoutMs: 150_000 });
+    const counts = await Promise.all(paymentIds.map((id) => countItems(this.client, CREDITS_TABLE, id)));
+    const attempts = paymentIds.flatMap((id) => this.sim.deliveries({ paymentId: id }).flatMap((d) => d.attempts));
+    const codes = attempts.map((a) => {
+      try {
+        return String((JSON.parse(a.responseBody) as { error?: unknown }).error ?? '');
+      } catch {
+        return '';
+      }
+    });
+    const statuses: Record<string, number> = {};
+    attempts.forEach((a, i) => {
+      const key = [a.status ?? a.outcome, codes[i]].filter(Boolean).join(' ');
+      statuses[key] = (statuses[key] ?? 0) + 1;
+    });
+    const result = {
+      scenario,
+      payments: paymentIds.length,
+      double: counts.filter((n) => n > 1).length,
+      lost: counts.filter((n) => n === 0).length,
+      attempts: attempts.length,
+      statuses,
+    };
+    console.log(JSON.stringify(result));
+    if (result.double + result.lost > 0) for (const app of this.apps) console.log(app.stderr.slice(-15).join('\n'));
+    return { ...result, codes };
+  }
+}
+
+describe('DynamoDbStore (transactional) under faults, 3 app processes sharing one DynamoDB Local (in memory)', () => {
+  const rig = new Rig({ baseDelayMs: 200 });
+  beforeAll(() => rig.start(), 180_000);
+  afterAll(() => rig.stop(), 60_000);
+
+  it('a. 5 simultaneous deliveries of every payment over 3 processes: 0 double, 0 lost', async () => {
+    const ids = rig.createPayments(40, 'simultaneous');
+    await rig.pay(ids, 5);
+    const f = await rig.figures('a. 5 simultaneous deliveries x 3 processes', ids);
+    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+    // No app died on the way (an unhandled rejection of a failed request would end the process).
+    expect(rig.apps.every((app) => app.alive)).toBe(true);
+    // The race was real: deliveries found the payment held by another process and were answered 409.
+    expect(f.statuses['409 DELIVERY_IN_PROGRESS'] ?? 0).toBeGreaterThan(0);
+  }, 150_000);
+
+  it('b. an app SIGKILLed while its handler holds the key with the credit queued: 0 double, 0 lost', async () => {
+    const victim = rig.apps[2] as AppProcess;
+    const held = rig.createPayments(4, 'killed');
+    const others = rig.createPayments(12, 'beside-kill');
+    await rig.plan(held, 'hold');
+    await rig.pay(held, 1, [victim.url]);
+    await rig.pay(others, 2);
+    await victim.holdingAtLeast(held.length);
+    await victim.kill();
+    // The sender keeps retrying the dead app; it comes back on the same port, as a supervisor restarts it.
+    rig.apps[2] = await AppProcess.start(rig.appEnv('c2', victim.port));
+    const f = await rig.figures('b. app SIGKILLed mid-handler', [...held, ...others]);
+    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+    // No app died on the way (an unhandled rejection of a failed request would end the process).
+    expect(rig.apps.every((app) => app.alive)).toBe(true);
+  }, 150_000);
+
+  it('c. the emulator paused (SIGSTOP) 7 s while handlers run, then resumed: 0 double, 0 lost', async () => {
+    const slow = rig.createPayments(6, 'slow-at-pause');
+    const others = rig.createPayments(24, 'beside-pause');
+    await rig.plan(slow, 'slow');
+    await rig.pay(slow, 2);
+    await rig.pay(others, 2);
+    await Promise.race(rig.apps.map((app) => app.holdingAtLeast(1)));
+    rig.emulator.pause();
+    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    rig.emulator.resume();
+    const f = await rig.figures('c. DynamoDB Local SIGSTOPped 7 s', [...slow, ...others]);
+    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+    // No app died on the way (an unhandled rejection of a failed request would end the process).
+    expect(rig.apps.every((app) => app.alive)).toBe(true);
+  }, 150_000);
+
+  it('e. handlers past their deadline: rolled back, their late write refused, credited once later', async () => {
+    const hung = rig.createPayments(6, 'hang');
+    await rig.plan(hung, 'hang');
+    await rig.pay(hung, 1);
+    const f = await rig.figures('e. handler past its deadline', hung);
+    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+    // No app died on the way (an unhandled rejection of a failed request would end the process).
+    expect(rig.apps.every((app) => app.alive)).toBe(true);
+    expect(f.codes.filter((c) => c === 'HANDLER_TIMEOUT')).toHaveLength(hung.length);
+  }, 150_000);
+});
+
+// DynamoDB Local keeps its data only with -sharedDb -dbPath (in memory, a restart loses everything): its
+// folder is on /dev/shm where there is one (a killed process keeps what it wrote; on disk, every write's
+// fsync made the emulator the bottleneck of the row). Fewer payments, and the sender's backoff starts at
+// 0.8 s (about 100 s of retries): the restart alone takes seconds of Java start-up, and a cold JVM answers
+// its first requests slower than storeTimeoutMs on a loaded machine.
+describe('DynamoDbStore (transactional): the emulator SIGKILLed and restarted with its data', () => {
+  const dbPath = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'service-pay-dynamodb-faults-'));
+  const rig = new Rig({ dbPath, baseDelayMs: 800 });
+  beforeAll(() => rig.start(), 180_000);
+  afterAll(async () => {
+    await rig.stop();
+    rmSync(dbPath, { recursive: true, force: true });
+  }, 60_000);
+
+  it('d. the emulator SIGKILLed and restarted (its data kept) while handlers run: 0 double, 0 lost', async () => {
+    const slow = rig.createPayments(4, 'slow-at-kill');
+    const others = rig.createPayments(12, 'beside-kill-db');
+    await rig.plan(slow, 'slow');
+    await rig.pay(slow, 2);
+    await rig.pay(others, 2);
+    await Promise.race(rig.apps.map((app) => app.holdingAtLeast(1)));
+    const port = rig.emulator.port;
+    await rig.emulator.kill();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    rig.emulator = await startDynamoDbLocal({ dbPath, port });
+    const f = await rig.figures('d. DynamoDB Local SIGKILLed and restarted', [...slow, ...others]);
+    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+    // No app died on the way (an unhandled rejection of a failed request would end the process).
+    expect(rig.apps.every((app) => app.alive)).toBe(true);
+  }, 240_000);
+});

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// Every file talks to AWS's DynamoDB Local, started by the global setup on a free loopback port (fetched
+// once into a cache folder, never part of the install); the fault rows start emulators of their own.
+export default defineConfig({
+  test: {
+    name: 'dynamodb',
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+  },
+});
