@@ -63,6 +63,8 @@ function contextBefore(lines: string[], fence: number): string[] {
 }
 
 const blocks: Block[] = [];
+/** ```js blocks: programs a reader saves as `.mjs` (or in a `"type": "module"` project) and runs with node. */
+const scripts: { where: string; file: string }[] = [];
 const skipped: string[] = [];
 const folders = new Set<string>();
 for (const readme of readmes(root.replace(/\/$/, ''))) {
@@ -70,6 +72,17 @@ for (const readme of readmes(root.replace(/\/$/, ''))) {
   const dir = join(compileDir(dirname(readme)), FOLDER);
   let n = 0;
   for (let i = 0; i < lines.length; i++) {
+    const js = /^```(js|javascript|mjs)\s*$/.exec(lines[i] as string);
+    if (js !== null) {
+      const end = lines.findIndex((line, at) => at > i && line === '```');
+      mkdirSync(dir, { recursive: true });
+      folders.add(dir);
+      const file = join(dir, `${relative(root, readme).replaceAll('/', '_').replace(/\.md$/, '')}-${++n}.mjs`);
+      writeFileSync(file, lines.slice(i + 1, end).join('\n'));
+      scripts.push({ where: `${relative(root, readme)}:${i + 2}`, file });
+      i = end;
+      continue;
+    }
     // Blocks inside a list item are indented; they count the same (their indent is taken off).
     const fence = /^(\s*)```(ts|typescript|tsx)\s*$/.exec(lines[i] as string);
     if (fence === null) continue;
@@ -110,6 +123,17 @@ it('finds the READMEs and their blocks', () => {
   expect(blocks.length).toBeGreaterThan(30);
   // Fragments are the exception, each with its reason.
   expect(skipped.length).toBeLessThanOrEqual(5);
+});
+
+it('parses every js block of every README as the ES module Node runs (the root quick start is app.mjs)', async () => {
+  expect(scripts.length).toBeGreaterThan(0);
+  const problems: string[] = [];
+  for (const { where, file } of scripts) {
+    await run(process.execPath, ['--check', file]).catch((error: { stderr?: string }) =>
+      problems.push(`${where}: ${error.stderr ?? String(error)}`),
+    );
+  }
+  expect(problems).toEqual([]);
 });
 
 it('compiles every ts block of every README under strict tsc', async () => {
