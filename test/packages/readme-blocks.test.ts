@@ -5,17 +5,22 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
 
-// Every ```ts block of every README in the repository compiles under strict tsc as written, so a sample
-// cannot rot. Each block is written, as a module of its own, into a folder beside its README: imports
-// resolve from there as they would in an app that installed that package (its dependencies and dev
-// dependencies). One tsc program checks them all. A block that is deliberately a fragment says so on the
-// line right before its fence: `<!-- not-compiled: why -->`. A block whose context a reader supplies
-// (`db`, your own order book) gets it from a comment right before its fence, which the rendered README
-// does not show: `<!-- compile-with:` declarations `-->`, prepended to the block when it is compiled.
+// Every ```ts block of every README in the repository compiles under strict tsc exactly as a reader copies
+// it: its imports in the block, nothing hidden. Each block is written, as a module of its own, into a folder
+// beside its README: imports resolve from there as they would in an app that installed that package (its
+// dependencies and dev dependencies). One tsc program checks them all. A block that is deliberately a
+// fragment says so in its text and is marked on the line right before its fence:
+// `<!-- not-compiled: why -->`; there are few.
+//
+// The SQL stores' READMEs (postgres, mysql, sqlite) may still give a block hidden context from a comment
+// right before its fence, `<!-- compile-with:` declarations `-->`, prepended when it is compiled; no other
+// README may (a reader never sees that comment).
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
 const SKIP_DIRS = new Set(['node_modules', 'dist', 'build', '.next', '.svelte-kit', '.astro', '.git', 'coverage']);
 const FOLDER = '.readme-blocks';
+const HIDDEN_CONTEXT_ALLOWED = ['packages/postgres/', 'packages/mysql/', 'packages/sqlite/'];
+const hiddenContext: string[] = [];
 
 /** Where a README's blocks compile: beside it, except the root's, which compile in test/ (its dependencies). */
 const compileDir = (readmeDir: string) => (readmeDir === root.replace(/\/$/, '') ? join(root, 'test') : readmeDir);
@@ -58,6 +63,8 @@ function contextBefore(lines: string[], fence: number): string[] {
 }
 
 const blocks: Block[] = [];
+/** ```js blocks: programs a reader saves as `.mjs` (or in a `"type": "module"` project) and runs with node. */
+const scripts: { where: string; file: string }[] = [];
 const skipped: string[] = [];
 const folders = new Set<string>();
 for (const readme of readmes(root.replace(/\/$/, ''))) {
@@ -65,6 +72,17 @@ for (const readme of readmes(root.replace(/\/$/, ''))) {
   const dir = join(compileDir(dirname(readme)), FOLDER);
   let n = 0;
   for (let i = 0; i < lines.length; i++) {
+    const js = /^```(js|javascript|mjs)\s*$/.exec(lines[i] as string);
+    if (js !== null) {
+      const end = lines.findIndex((line, at) => at > i && line === '```');
+      mkdirSync(dir, { recursive: true });
+      folders.add(dir);
+      const file = join(dir, `${relative(root, readme).replaceAll('/', '_').replace(/\.md$/, '')}-${++n}.mjs`);
+      writeFileSync(file, lines.slice(i + 1, end).join('\n'));
+      scripts.push({ where: `${relative(root, readme)}:${i + 2}`, file });
+      i = end;
+      continue;
+    }
     // Blocks inside a list item are indented; they count the same (their indent is taken off).
     const fence = /^(\s*)```(ts|typescript|tsx)\s*$/.exec(lines[i] as string);
     if (fence === null) continue;
@@ -72,6 +90,9 @@ for (const readme of readmes(root.replace(/\/$/, ''))) {
     const end = lines.findIndex((line, at) => at > i && line === `${indent}\`\`\``);
     if (end === -1) throw new Error(`${relative(root, readme)}:${i + 1}: a code block that never closes`);
     const context = contextBefore(lines, i);
+    const where = relative(root, readme);
+    if (context.length > 0 && !HIDDEN_CONTEXT_ALLOWED.some((prefix) => where.startsWith(prefix)))
+      hiddenContext.push(`${where}:${i + 1}`);
     const code = [...context, ...lines.slice(i + 1, end).map((line) => line.slice(indent.length))].join('\n');
     const marker = /^<!-- not-compiled: (.+) -->$/.exec((lines[i - 1] ?? '').trim());
     if (marker !== null) skipped.push(`${relative(root, readme)}:${i + 1} (${marker[1]})`);
@@ -94,10 +115,25 @@ afterAll(() => {
   for (const dir of folders) rmSync(dir, { recursive: true, force: true });
 });
 
+it("hides no context from the reader (a compile-with comment) outside the SQL stores' READMEs", () => {
+  expect(hiddenContext).toEqual([]);
+});
+
 it('finds the READMEs and their blocks', () => {
   expect(blocks.length).toBeGreaterThan(30);
   // Fragments are the exception, each with its reason.
   expect(skipped.length).toBeLessThanOrEqual(5);
+});
+
+it('parses every js block of every README as the ES module Node runs (the root quick start is app.mjs)', async () => {
+  expect(scripts.length).toBeGreaterThan(0);
+  const problems: string[] = [];
+  for (const { where, file } of scripts) {
+    await run(process.execPath, ['--check', file]).catch((error: { stderr?: string }) =>
+      problems.push(`${where}: ${error.stderr ?? String(error)}`),
+    );
+  }
+  expect(problems).toEqual([]);
 });
 
 it('compiles every ts block of every README under strict tsc', async () => {

@@ -33,7 +33,19 @@ const FIX =
   'A hook or plugin in front of this route (preParsing, preValidation or preHandler) consumed or replaced the body; let the webhook route receive it untouched.';
 
 const plugin: FastifyPluginAsync<ServiceWebhookOptions<WebhookStore>> = async (app, options) => {
-  const { path, ...handlerOptions } = options;
+  // Fastify's own register options (`app.register(plugin, { prefix, logLevel })`) are Fastify's, not the
+  // handler's: taken out, so the core's check of unknown option keys sees only what is meant for it.
+  const {
+    path,
+    prefix: _prefix,
+    logLevel: _logLevel,
+    logSerializers: _logSerializers,
+    ...handlerOptions
+  } = options as ServiceWebhookOptions<WebhookStore> & {
+    prefix?: unknown;
+    logLevel?: unknown;
+    logSerializers?: unknown;
+  };
   // The core takes one logger per handler; this one finds the current request's `request.log`. With Fastify's
   // logger off (its null logger is its own child) there is nothing to route to: the core's console default
   // keeps alerts visible, and no AsyncLocalStorage is paid for on every request.

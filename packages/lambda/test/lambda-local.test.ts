@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { PostgresStore } from '@service-pay/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LambdaHttpEvent, LambdaHttpResult } from '../src/index.js';
@@ -51,7 +50,7 @@ async function invoke(event: LambdaHttpEvent): Promise<LambdaHttpResult> {
 beforeAll(async () => {
   pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
   await pool.query(`create table ${CREDITS} (payment_id text not null, amount text not null)`);
-  await new PostgresStore({ pool, tableName: INBOX }).migrate();
+  // No migrate() here: the function makes the inbox table on its first invocation, as the README shows.
   port = await freePort();
   emulator = spawn(
     process.execPath,
@@ -95,6 +94,17 @@ const credits = async (paymentId: string) =>
   Number((await pool.query(`select count(*) from ${CREDITS} where payment_id = $1`, [paymentId])).rows[0].count);
 
 describe('through lambda-local, with PostgresStore', () => {
+  it('the first delivery on an empty database is credited: the function makes the inbox table', async () => {
+    // Nothing but the function makes the table (no migrate() in beforeAll); the emulator's readiness probe
+    // may already have been its first invocation.
+    const d = signedDelivery();
+    const first = await invoke(restApiEvent(d));
+    expect([first.statusCode, JSON.parse(first.body)]).toEqual([200, { received: true }]);
+    expect(await credits(d.event.paymentId)).toBe(1);
+    const after = await pool.query('select to_regclass($1) as t', [INBOX]);
+    expect(after.rows[0].t).not.toBeNull();
+  });
+
   it.each([
     ['REST API', restApiEvent],
     ['HTTP API', httpApiEvent],

@@ -233,6 +233,96 @@ describe('service-pay listen', { timeout: 30_000 }, () => {
   });
 });
 
+describe('listen and trigger explain what they found', { timeout: 30_000 }, () => {
+  /** A framework's 404 page for every request, as Express answers a path it has no route for. */
+  async function htmlNotFound(): Promise<string> {
+    const server = createServer((_req, res) =>
+      res
+        .writeHead(404, { 'content-type': 'text/html; charset=utf-8' })
+        .end('<!DOCTYPE html>\n<html><body><pre>Cannot POST /wrong</pre></body></html>'),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanup.push(() => new Promise((resolve) => server.close(resolve)));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/wrong`;
+  }
+
+  it('listen checks --forward-to at start: the route (401 to an unsigned POST), nothing there, no route at the path', async () => {
+    const dir = await projectDir();
+    const app = await startReceiver({ secret: 'whsec_any_secret_of_the_app_0123456789' });
+    cleanup.push(() => app.close());
+    const cases: [string, { status: number | null; ok: boolean }, RegExp][] = [
+      [
+        app.url,
+        { status: 401, ok: true },
+        /answers an unsigned POST with 401 MISSING_SIGNATURE: the webhook route is there/,
+      ],
+      [
+        await nothingListening(),
+        { status: null, ok: false },
+        /^nothing answers at http:\S+ yet \(ECONNREFUSED\): start your app/,
+      ],
+      [await htmlNotFound(), { status: 404, ok: false }, /with 404 \(an HTML page\): no route at this path/],
+    ];
+    for (const [url, found, summary] of cases) {
+      const sim = await listen(['--forward-to', url], dir);
+      expect((sim.started as Started & { target: unknown }).target).toMatchObject({
+        url,
+        ...found,
+        summary: expect.stringMatching(summary),
+      });
+      // Stopped once it is running: the state file is written after its Ctrl+C handler is in place.
+      await expect.poll(() => existsSync(join(dir, '.service-pay', 'simulator.json'))).toBe(true);
+      sim.child.kill('SIGINT');
+      expect((await sim.exit).code).toBe(0);
+      await expect.poll(() => existsSync(join(dir, '.service-pay', 'simulator.json'))).toBe(false);
+    }
+    // The check is one unsigned request, refused by the app; no payment was handled.
+    expect(app.requests.map((r) => r.status)).toEqual([401]);
+    expect(app.handled).toEqual([]);
+  });
+
+  it('trigger says which simulator and target, shows a 401 at once with its fix, and leaves the retries to the simulator', async () => {
+    const dir = await projectDir();
+    // The app runs with a secret of its own, not the one listen printed.
+    const app = await startReceiver({ secret: 'whsec_not_the_dev_secret_0123456789' });
+    cleanup.push(() => app.close());
+    // Retries far apart: any second attempt would come long after trigger has returned.
+    const sim = await listen(['--forward-to', app.url, '--retry-base-ms', '60000'], dir);
+    cleanup.push(async () => sim.child.kill('SIGKILL'));
+    const r = await run(['trigger', 'payment.paid'], dir, { SERVICE_PAY_SIMULATOR_URL: sim.started.url });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `trigger: the simulator at ${sim.started.url} (pid ${sim.child.pid}, .service-pay/simulator.json), webhooks to ${app.url}`,
+    );
+    expect(r.stdout).toMatch(/original attempt 1: HTTP 401 SIGNATURE_MISMATCH: .*; retry in 60000 ms/);
+    expect(r.stderr).toMatch(
+      /fix: the app refused the signature \(SIGNATURE_MISMATCH\): its webhook secret differs from the one 'service-pay listen' printed/,
+    );
+    expect(r.stderr).toMatch(/keeps retrying on its schedule/);
+    const signed = () => app.requests.filter((q) => q.headers['x-service-signature'] !== undefined);
+    expect(signed()).toHaveLength(1); // trigger did not wait for (or make) a second attempt
+    // The simulator still holds the delivery, waiting to retry.
+    const list = await run(['deliveries', '--json'], dir, { SERVICE_PAY_SIMULATOR_URL: sim.started.url });
+    expect(JSON.parse(list.stdout).map((d: { state: string }) => d.state)).toEqual(['waiting-retry']);
+    sim.child.kill('SIGINT');
+    await sim.exit;
+  });
+
+  it('a second listen on a taken port names the simulator that holds it and where it forwards', async () => {
+    const dir = await projectDir();
+    const first = await listen(['--forward-to', 'http://127.0.0.1:9/old-target'], dir);
+    cleanup.push(async () => first.child.kill('SIGKILL'));
+    const port = new URL(first.started.url).port;
+    const second = await run(['listen', '--port', port, '--forward-to', 'http://127.0.0.1:9/new-target'], dir);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(
+      `Port ${port} is taken by another service-pay simulator at http://127.0.0.1:${port} (pid ${first.child.pid}), forwarding to http://127.0.0.1:9/old-target`,
+    );
+    first.child.kill('SIGINT');
+    await first.exit;
+  });
+});
+
 describe('service-pay trigger without a running simulator', () => {
   it('standalone with --forward-to: its own simulator, the dev keys, one event', async () => {
     const dir = await projectDir();
@@ -246,7 +336,10 @@ describe('service-pay trigger without a running simulator', () => {
     });
     expect(r).toMatchObject({
       code: 0,
-      stderr: expect.stringMatching(/^standalone simulator: p_\S+ order test_\S+ 1\.25 USDT PAID/),
+      // Which simulator and where to, first: here none was running, so one of its own.
+      stderr: expect.stringMatching(
+        /^trigger: no simulator at http:\S+; a standalone one for this event, webhooks to http:\S+\nstandalone simulator: p_\S+ order test_\S+ 1\.25 USDT PAID/,
+      ),
     });
     expect(app.handled.map((e) => e.amount)).toEqual(['1.25']);
   });

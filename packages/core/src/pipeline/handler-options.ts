@@ -7,6 +7,7 @@ import type { DedupeStore } from '../store/dedupe-store.js';
 import type { TxOf, WebhookStore } from '../store/transactional-store.js';
 import { type ResolvedVerifyOptions, resolveVerifyOptions, type VerifyOptions } from '../verify/verify-options.js';
 import type { WebhookContext } from './context.js';
+import { refuseUnknownOptions } from './known-options.js';
 import {
   type PipelineOptions,
   positiveOption,
@@ -26,7 +27,22 @@ import {
  * };
  * ```
  */
-export interface HandlerOptions<S extends WebhookStore = DedupeStore> extends VerifyOptions, PipelineOptions<S> {
+export type HandlerOptions<S extends WebhookStore = DedupeStore> = HandlerSettings<S> &
+  Pick<PipelineOptions<S>, 'store'>;
+
+/**
+ * What `HandlerOptions` holds. `HandlerOptions` adds `store` once more, as an intersection: TypeScript then
+ * infers the store from `store` even when another option is misspelt, and reports the misspelt key
+ * ("'onPaymentPayed' does not exist... Did you mean 'onPaymentPaid'?"). With one interface, a misspelt
+ * `onPaymentPaid` failed the store's inference and the error blamed the store ("PostgresStore is missing
+ * claim, complete, release, extend").
+ *
+ * @example
+ * ```ts
+ * const settings: HandlerSettings = { secret: process.env.SERVICE_WEBHOOK_SECRET!, onPaymentPaid: () => {} };
+ * ```
+ */
+export interface HandlerSettings<S extends WebhookStore = DedupeStore> extends VerifyOptions, PipelineOptions<S> {
   /**
    * Credits the order. Resolve when done; throw to have the sender retry; throw `PaymentRejectedError` to
    * reject for good. Check `ctx.signal` (or await `ctx.confirmLease()`) right before you commit.
@@ -65,8 +81,28 @@ export interface ResolvedHandlerOptions {
  */
 export const defaultDedupeKey = (payment: PaidPayment): string => `payment.paid:${payment.paymentId}`;
 
+// Every key of HandlerOptions, checked against the type: an option added there and not here fails to compile.
+const HANDLER_OPTION_KEYS = Object.keys({
+  secret: true,
+  toleranceSec: true,
+  now: true,
+  store: true,
+  leaseMs: true,
+  handlerTimeoutMs: true,
+  storeTimeoutMs: true,
+  retainMs: true,
+  logger: true,
+  onOutcome: true,
+  onPaymentPaid: true,
+  dedupeKey: true,
+  maxBodyBytes: true,
+  bodyTimeoutMs: true,
+} satisfies Record<keyof HandlerSettings<WebhookStore>, true>);
+
 /** Checks every option once, at start-up, so a misconfiguration fails the deploy, not a payment. */
 export function resolveHandlerOptions<S extends WebhookStore>(options: HandlerOptions<S>): ResolvedHandlerOptions {
+  // Unknown keys first: a misspelt `secrets` is better named as such than reported as a missing `secret`.
+  if (options !== null && typeof options === 'object') refuseUnknownOptions(options, HANDLER_OPTION_KEYS);
   const verify = resolveVerifyOptions(options);
   if (typeof options.onPaymentPaid !== 'function') {
     throw new WebhookError('INVALID_OPTIONS', 'options.onPaymentPaid must be a function that credits the order.');

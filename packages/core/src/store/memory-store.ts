@@ -10,6 +10,7 @@ import {
   tokenTag,
 } from './completed-record.js';
 import type { ClaimOutcome, DedupeStore } from './dedupe-store.js';
+import { noteMemoryStore } from './memory-store-notice.js';
 
 /**
  * Options of `MemoryDedupeStore`.
@@ -127,6 +128,7 @@ export class MemoryDedupeStore implements DedupeStore {
     // expiries fit the packed record (see elapsedClock).
     this.#now = elapsedClock(options.now ?? Date.now);
     this.#logger = options.logger ?? consoleLogger;
+    noteMemoryStore(this.#logger);
     this.#evictionLog = new RateLimiter(
       EVICTION_LOG_PERIOD_MS,
       (_kind, suppressed) =>

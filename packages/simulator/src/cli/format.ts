@@ -19,6 +19,9 @@ export function result(attempt: DeliveryAttempt): string {
   if (attempt.outcome === 'http-error' && attempt.status !== null) {
     const refusal = receiverError(attempt.responseBody);
     if (refusal !== null) return `HTTP ${attempt.status} ${refusal}`;
+    // A framework's own "not found" page: no route at the forwarded path, said so instead of the page's markup.
+    if (attempt.status === 404 && /^\s*<(!doctype|html|head|body)\b/i.test(attempt.responseBody))
+      return 'HTTP 404 (an HTML page): no route at this path';
     const body = printable(attempt.responseBody);
     return `HTTP ${attempt.status}${body ? ` ${clip(body)}` : ''}`;
   }

@@ -5,12 +5,14 @@ import type { SimulatorOptions } from '../core/options.js';
 import { isLoopbackHost } from '../http/control-access.js';
 import { type Simulator, startSimulator } from '../simulator.js';
 import { integerFlag, numberFlag, parse } from './args.js';
+import { callControl } from './control-client.js';
 import { DEFAULT_SECRETS_FILE, loadDevSecrets } from './dev-secrets.js';
 import { attemptLine } from './format.js';
 import type { Io } from './io.js';
 import { API_SECRET, readOptionalSecret, WEBHOOK_SECRET_OF_SIMULATE } from './secret-source.js';
-import { STATE_FILE, TOKEN_ENV, writeSimulatorState } from './simulator-state.js';
+import { runningSimulatorPid, STATE_FILE, TOKEN_ENV, writeSimulatorState } from './simulator-state.js';
 import { EXIT, UsageError } from './usage-error.js';
+import { checkWebhookTarget } from './webhook-target.js';
 
 const RUN_FLAGS_HELP = `  --port N                        default 4010; 0 picks a free port
   --host HOST                     default 127.0.0.1; another address puts the control API on the network
@@ -57,7 +59,10 @@ export const LISTEN_HELP = `Usage: service-pay listen --forward-to URL [options]
 Local development like 'stripe listen': runs the simulator and forwards the webhook of every payment it
 pays to your app at URL, whatever notifyUrl the payment was created with. The merchant keys live in a
 project-local file, created on the first run and reused after, so the webhook secret in your app's
-.env keeps working; they are printed at start, with the dashboard's address. Stop it with Ctrl+C.
+.env keeps working; they are printed at start, with the dashboard's address. At start it sends one
+unsigned POST to URL and says what it found: a 401 means the webhook route is there; nothing listening,
+or a 404 (no route at this path), is said with the fix. A port held by another simulator (a listen left
+running) is named with what it forwards to. Stop it with Ctrl+C.
 
 Options:
   --forward-to URL                your app's webhook endpoint (required)
@@ -163,9 +168,14 @@ export async function listenCommand(args: string[], io: Io, stopSignal: () => Pr
     webhookSecret: secrets.webhookSecret,
     ...(v.confirmations === undefined ? {} : { confirmations: integerFlag(v.confirmations, 'confirmations') }),
   };
-  const sim = await start(runOptions(v, file, [merchant], forwardTo), v, io);
+  const options = runOptions(v, file, [merchant], forwardTo);
+  const sim = await start(options, v, io).catch(async (error: unknown) => {
+    throw await explainTakenPort(error, options);
+  });
   const stopped = stopSignal(); // before the banner, as in simulate
-  if (v.json) io.out(started(sim, { secretsFile: path, secretsCreated: created }));
+  // Before the banner's "Ready", what is at the target: the route there, nothing listening, or a wrong path.
+  const target = await checkWebhookTarget(forwardTo);
+  if (v.json) io.out(started(sim, { secretsFile: path, secretsCreated: created, target }));
   else {
     io.out(
       [
@@ -177,10 +187,30 @@ export async function listenCommand(args: string[], io: Io, stopSignal: () => Pr
         `  SERVICE_API_SECRET=${secrets.apiSecret}`,
         `  SERVICE_WEBHOOK_SECRET=${secrets.webhookSecret}`,
         'Trigger an event from another terminal: npx service-pay trigger payment.paid --amount 12.50',
+        `Forward target: ${target.summary}`,
       ].join('\n'),
     );
   }
   return runUntilStopped(sim, io, stopped);
+}
+
+/**
+ * A taken port, when what holds it is another service-pay simulator (a `listen` left running in another
+ * terminal, which would keep taking `trigger`'s payments to its own target): says which, and how to stop it.
+ */
+async function explainTakenPort(error: unknown, options: SimulatorOptions): Promise<unknown> {
+  if (!(error instanceof SimulatorError) || error.code !== 'PORT_IN_USE') return error;
+  const url = `http://${options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host}:${options.port}`;
+  try {
+    const other = await callControl<{ forwardTo?: string | null }>(url, 'GET', '');
+    const pid = runningSimulatorPid(url);
+    return new SimulatorError(
+      'PORT_IN_USE',
+      `Port ${options.port} is taken by another service-pay simulator at ${url}${pid === undefined ? '' : ` (pid ${pid})`}, forwarding to ${other.forwardTo ?? 'the notifyUrl of each payment'}: a 'listen' still running? Stop it (Ctrl+C in its terminal${pid === undefined ? '' : `, or kill ${pid}`}), or give this one --port.`,
+    );
+  } catch {
+    return error; // not a simulator: the port's own message says it is in use
+  }
 }
 
 function runOptions(

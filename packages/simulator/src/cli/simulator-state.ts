@@ -13,11 +13,11 @@ export const TOKEN_ENV = 'SERVICE_PAY_SIMULATOR_TOKEN';
 
 /** Writes the state file; the returned function removes it again (at stop). */
 export async function writeSimulatorState(
-  sim: { url: string; controlToken: string },
+  sim: { url: string; controlToken: string; forwardTo?: string | null },
   path = STATE_FILE,
 ): Promise<() => Promise<void>> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const state = { url: sim.url, controlToken: sim.controlToken, pid: process.pid };
+  const state = { url: sim.url, controlToken: sim.controlToken, pid: process.pid, forwardTo: sim.forwardTo ?? null };
   await writeFile(path, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
   return () => rm(path, { force: true });
 }
@@ -40,4 +40,22 @@ export function controlTokenFor(
     // No file (no simulator started here) or a broken one: no token; the simulator's refusal says what to do.
   }
   return undefined;
+}
+
+/**
+ * The pid of the simulator the state file names, when it names the one at `baseUrl`: so a second `listen`,
+ * or `trigger`, can say which process holds the port.
+ *
+ * @example
+ * ```ts
+ * runningSimulatorPid('http://127.0.0.1:4010'); // 12345, or undefined
+ * ```
+ */
+export function runningSimulatorPid(baseUrl: string, path = STATE_FILE): number | undefined {
+  try {
+    const state = JSON.parse(readFileSync(resolve(path), 'utf8')) as { url?: unknown; pid?: unknown };
+    return state.url === baseUrl && typeof state.pid === 'number' ? state.pid : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -8,12 +8,17 @@ import { callControl, DEFAULT_SIMULATOR_URL, simulatorUrl } from './control-clie
 import { DEFAULT_SECRETS_FILE, loadDevSecrets } from './dev-secrets.js';
 import { result } from './format.js';
 import type { Io } from './io.js';
+import { runningSimulatorPid, STATE_FILE } from './simulator-state.js';
 import { EXIT, UnreachableError, UsageError } from './usage-error.js';
+import { setupProblem } from './webhook-target.js';
 
 export const TRIGGER_HELP = `Usage: service-pay trigger payment.paid [options]
 
-Creates a test payment and pays it, so its signed payment.paid webhook goes out, waits until every
-delivery has finished and prints each attempt. Talks to the simulator that 'service-pay listen' (or
+Creates a test payment and pays it, so its signed payment.paid webhook goes out, and prints each attempt
+as it is answered until every delivery has finished. Says which simulator took the payment and where the
+webhook goes. A first attempt refused because of the app's set-up (401: the app's secret is not the one
+'listen' printed; 404: no route at that path; nothing listening) is explained at once and trigger stops
+there (exit 1): the simulator keeps retrying on its own schedule. Talks to the simulator that 'service-pay listen' (or
 'simulate') runs. When none answers and --forward-to is given, runs a simulator of its own for this one
 event (standalone), with the dev keys of ${DEFAULT_SECRETS_FILE}.
 
@@ -111,15 +116,27 @@ export async function triggerCommand(args: string[], io: Io): Promise<number> {
   const baseUrl = simulatorUrl(v.simulator);
   let target: Target;
   let standalone = false;
+  let destination: string;
   try {
-    await callControl(baseUrl, 'GET', '');
+    const running = await callControl<{ forwardTo?: string | null }>(baseUrl, 'GET', '');
     target = remote(baseUrl);
+    destination = forwardTo ?? running.forwardTo ?? "the payment's notifyUrl";
+    const pid = runningSimulatorPid(baseUrl);
+    // Which simulator took the payment, and where it sends the webhook: a `listen` left running elsewhere
+    // would otherwise take it to its own old target, unseen.
+    if (!v.json)
+      io.err(
+        `trigger: the simulator at ${baseUrl}${pid === undefined ? '' : ` (pid ${pid}, ${STATE_FILE})`}, webhooks to ${destination}`,
+      );
   } catch (error) {
     // Standalone only when the user did not point at a simulator: a typo in --simulator must not be
     // papered over by a different simulator with different keys.
     if (!(error instanceof UnreachableError) || forwardTo === undefined || v.simulator !== undefined) throw error;
     target = await local(v, forwardTo);
     standalone = true;
+    destination = forwardTo;
+    if (!v.json)
+      io.err(`trigger: no simulator at ${baseUrl}; a standalone one for this event, webhooks to ${destination}`);
   }
   try {
     const payment = await target.create(input);
@@ -128,17 +145,38 @@ export async function triggerCommand(args: string[], io: Io): Promise<number> {
       io.err(
         `${standalone ? 'standalone simulator' : baseUrl}: ${paid.paymentId} order ${paid.orderNo} ${paid.amount} ${paid.tokenSymbol} ${paid.status}, ${deliveryIds.length} ${deliveryIds.length === 1 ? 'delivery' : 'deliveries'}`,
       );
-    const deliveries = await settle(target, paid.paymentId, deliveryIds.length, waitMs);
-    const ok = deliveries.every((d) => d.state === 'succeeded');
-    if (v.json) io.out(JSON.stringify({ payment: paid, deliveries }, null, 2));
-    else {
-      for (const d of deliveries) {
-        for (const a of d.attempts) {
-          const next = a.nextRetryInMs === null ? ` -> ${d.state}` : `; retry in ${a.nextRetryInMs} ms`;
-          io.out(`${d.deliveryId} ${d.kind} attempt ${a.attempt}: ${result(a)} (${a.latencyMs} ms)${next}`);
-        }
-        if (!FINAL.has(d.state)) io.out(`${d.deliveryId} ${d.kind}: still ${d.state} after ${waitMs} ms`);
+    // Each attempt is printed as it is answered. A first attempt refused because of the app's set-up (a
+    // wrong secret, a wrong path, nothing listening) is explained at once, and trigger stops there: the
+    // running simulator keeps retrying on the spec's schedule, and no retry fixes a set-up.
+    const printed = new Map<string, number>();
+    const show = (d: DeliveryRecord) => {
+      for (const a of d.attempts.slice(printed.get(d.deliveryId) ?? 0)) {
+        const next = a.nextRetryInMs === null ? ` -> ${d.state}` : `; retry in ${a.nextRetryInMs} ms`;
+        if (!v.json) io.out(`${d.deliveryId} ${d.kind} attempt ${a.attempt}: ${result(a)} (${a.latencyMs} ms)${next}`);
       }
+      printed.set(d.deliveryId, d.attempts.length);
+    };
+    const problems = new Set<string>();
+    const stopEarly = (d: DeliveryRecord) => {
+      const first = d.attempts[0];
+      const problem = first === undefined || standalone ? null : setupProblem(first, destination);
+      if (problem !== null) problems.add(problem);
+      return problem !== null;
+    };
+    const { deliveries, stopped } = await settle(target, paid.paymentId, deliveryIds.length, waitMs, (d) => {
+      show(d);
+      return stopEarly(d);
+    });
+    const ok = !stopped && deliveries.every((d) => d.state === 'succeeded');
+    if (v.json) io.out(JSON.stringify({ payment: paid, deliveries, problems: [...problems] }, null, 2));
+    else {
+      for (const d of deliveries)
+        if (!FINAL.has(d.state) && !stopped) io.out(`${d.deliveryId} ${d.kind}: still ${d.state} after ${waitMs} ms`);
+      for (const problem of problems) io.err(`fix: ${problem}`);
+      if (stopped)
+        io.err(
+          `The simulator at ${baseUrl} keeps retrying on its schedule; 'service-pay deliveries' shows the attempts.`,
+        );
     }
     return ok ? EXIT.OK : EXIT.FAILURE;
   } finally {
@@ -146,13 +184,24 @@ export async function triggerCommand(args: string[], io: Io): Promise<number> {
   }
 }
 
-/** Polls until every delivery of the payment is final, or the wait is over. */
-async function settle(target: Target, paymentId: string, count: number, waitMs: number): Promise<DeliveryRecord[]> {
+/**
+ * Polls until every delivery of the payment is final, the wait is over, or `onUpdate` (called with each
+ * delivery at every poll) says to stop.
+ */
+async function settle(
+  target: Target,
+  paymentId: string,
+  count: number,
+  waitMs: number,
+  onUpdate: (delivery: DeliveryRecord) => boolean,
+): Promise<{ deliveries: DeliveryRecord[]; stopped: boolean }> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     const deliveries = await target.deliveries(paymentId);
+    let stopped = false;
+    for (const d of deliveries) if (onUpdate(d)) stopped = true;
     const done = deliveries.length >= count && deliveries.every((d) => FINAL.has(d.state));
-    if (done || Date.now() >= deadline) return deliveries;
+    if (stopped || done || Date.now() >= deadline) return { deliveries, stopped };
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -1,0 +1,30 @@
+-- service-pay's inbox for PostgreSQL: what PostgresStore's migrate() creates (and what every store of
+-- @service-pay/postgres reads: node-postgres, PGlite, postgres.js, Prisma, Drizzle, Kysely, Knex, TypeORM),
+-- for the default table name `service_pay_inbox`. For teams that own their schema: run it in a migration
+-- and give the store `autoMigrate: false`. Idempotent. Another table name: replace every
+-- `service_pay_inbox` (the table, its two indexes, its claim function).
+
+CREATE TABLE IF NOT EXISTS "service_pay_inbox" (
+  key text PRIMARY KEY,
+  fingerprint text NOT NULL,
+  payment_id text NOT NULL,
+  delivery_id text,
+  source text NOT NULL CHECK (source IN ('webhook', 'reconciliation')),
+  outcome text NOT NULL CHECK (outcome IN ('credited', 'rejected')),
+  reason text,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE INDEX IF NOT EXISTS "service_pay_inbox_created_at_idx" ON "service_pay_inbox" (created_at);
+
+CREATE INDEX IF NOT EXISTS "service_pay_inbox_payment_id_idx" ON "service_pay_inbox" (payment_id);
+
+CREATE OR REPLACE FUNCTION "service_pay_inbox_claim"(claim_key text, OUT locked boolean, OUT fingerprint text, OUT pid integer, OUT xact_us text)
+LANGUAGE plpgsql VOLATILE AS $service_pay$
+BEGIN
+  locked := pg_try_advisory_xact_lock(hashtextextended('service_pay_inbox:' || claim_key, 0));
+  SELECT inbox.fingerprint INTO fingerprint FROM "service_pay_inbox" AS inbox WHERE inbox.key = claim_key;
+  pid := pg_backend_pid();
+  xact_us := ((extract(epoch FROM now()) * 1000000)::bigint)::text;
+END
+$service_pay$;
