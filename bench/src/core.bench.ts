@@ -1,8 +1,7 @@
 import { createWebhookHandler, MemoryDedupeStore, verifyWebhook } from '@service-pay/core';
+import { handRolledVerify as handRolledVerifyWith, SECRET, signedDeliveries } from '@service-pay/test-kit/bench';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
-import { SECRET, signedDeliveries } from './fixtures.js';
-import { handRolledVerify as handRolledVerifyWith } from './hand-rolled-verify.js';
 import { compare, report, type TargetCheck } from './harness.js';
 
 /** The baseline: the least a correct receiver must do, written by hand (shared with the adapter benchmarks). */

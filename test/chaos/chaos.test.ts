@@ -1,8 +1,8 @@
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
+import { RedisServer } from '@service-pay/test-kit/redis';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectPostgres, dropTables, POSTGRES_URL } from '../support/postgres.js';
-import { RedisServer } from '../support/redis-server.js';
 import { ShopProcess } from '../support/shop-process.js';
 
 /**

@@ -9,11 +9,11 @@ import {
 } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { failFastRedisOptions, RedisDedupeStore } from '@service-pay/redis';
+import { RedisServer } from '@service-pay/test-kit/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_URL } from '../support/postgres.js';
-import { RedisServer } from '../support/redis-server.js';
 
 /**
  * Guarantees table, row 8 (design v3, section 4): two attempts overlap after a lease is lost. Attempt A

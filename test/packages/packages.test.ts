@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { freePort } from '@service-pay/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/free-port.js';
 
 // What a user meets first: each published package's metadata, its tarball's files, and its README, which
 // opens with the install command and a quick start of at most 10 lines that compiles as written (and, for

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { signWebhook } from '@service-pay/core';
 import { ADAPTER_SCENARIO_SECRET as SECRET, samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { freePort } from '@service-pay/test-kit';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/free-port.js';
 
 // The runtime matrix: the core's fetch handler and the Hono adapter, served by Bun, Deno and workerd (the
 // Cloudflare Workers runtime), each a real process on 127.0.0.1 driven over HTTP. The binaries come from

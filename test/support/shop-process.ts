@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { killOnExit } from './kill-on-exit.js';
+import { killOnExit } from '@service-pay/test-kit';
 
 const exampleDir = fileURLToPath(new URL('../../examples/express-orders/', import.meta.url));
 

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { ShopConfig } from '@service-pay/example-shop-kit';
 import { describeShop } from '@service-pay/example-shop-kit/testing';
+import { freePort } from '@service-pay/test-kit';
 
 // The real app: one `next build`, then `next start` on a free port with the shop's configuration as its
 // environment, as a merchant would deploy it.
@@ -57,14 +57,6 @@ function build(): Promise<void> {
     console.log(`next build: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   })();
   return built;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 async function startShop(config: ShopConfig) {

@@ -1,9 +1,9 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { freePort } from '@service-pay/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // Each recipe is a real app of its framework, built as the framework builds it and started as its own
@@ -61,17 +61,6 @@ const recipes: Recipe[] = [
     variants: ['trap'],
   },
 ];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** One running app: its URL and what it printed. */
 class App {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { closedPort, readBody, startServer, type TestServer } from '@service-pay/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createServiceClient,
@@ -11,7 +12,6 @@ import {
   verifyApiRequest,
 } from '../src/index.js';
 import { timerSleep } from '../src/retry-policy.js';
-import { closedPort, readBody, startServer, type TestServer } from './support/http-server.js';
 import { orderInput } from './support/order-input.js';
 
 const apiKey = 'ak_retry';

@@ -13,6 +13,7 @@ import {
   createCreditRecorder,
   fetchSender,
 } from '@service-pay/core/testing';
+import { freePort } from '@service-pay/test-kit';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 
 // One real Next.js app (test/fixture-app), built once and started with `next start`, serves a Node-runtime
@@ -55,14 +56,6 @@ function run(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
     output += d;
   });
   return child;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 beforeAll(async () => {

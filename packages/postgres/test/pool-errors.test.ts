@@ -1,10 +1,11 @@
+import { fileURLToPath } from 'node:url';
 import { type PaymentPaidEvent, signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { AppProcess } from '@service-pay/test-kit';
+import { PostgresServer } from '@service-pay/test-kit/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
-import { AppProcess } from './support/app-process.js';
-import { PostgresServer } from './support/postgres-server.js';
 
 // A PostgreSQL restart must never crash the app, even one whose pool has no 'error' listener (the README
 // of an earlier release built it that way, and an Express app died on 57P01). The store listens: an idle
@@ -21,7 +22,11 @@ beforeAll(async () => {
   db.on('error', () => {}); // the test's own pool; the server is stopped on purpose below
   await db.query('create table credits (payment_id text not null)');
   await new PostgresStore({ pool: db }).migrate();
-  app = await AppProcess.start({ DATABASE_URL: server.url, WEBHOOK_SECRET: SECRET }, 'test/fixtures/newcomer-app.ts');
+  app = await AppProcess.start({
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+    fixture: 'test/fixtures/newcomer-app.ts',
+    env: { DATABASE_URL: server.url, WEBHOOK_SECRET: SECRET },
+  });
 }, 90_000);
 
 afterAll(async () => {

@@ -27,9 +27,8 @@ import {
 import { CachePersistenceLayer } from '@aws-lambda-powertools/idempotency/cache';
 import type { CacheClient } from '@aws-lambda-powertools/idempotency/cache/types';
 import { createWebhookHandler } from '@service-pay/core';
+import { handRolledVerify, SECRET, type SignedDelivery, signedDeliveries } from '@service-pay/test-kit/bench';
 import { Redis } from 'ioredis';
-import { SECRET, type SignedDelivery, signedDeliveries } from '../../../bench/src/fixtures.js';
-import { handRolledVerify } from '../../../bench/src/hand-rolled-verify.js';
 import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
 
 const ROUNDS = 7;

@@ -1,10 +1,10 @@
 import { createWebhookHandler, PaymentRejectedError } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { RedisServer } from '@service-pay/test-kit/redis';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
 import { connected, delivery, recordingLogger, redisOn, SECRET } from './support/deliveries.js';
-import { RedisServer } from './support/redis-server.js';
 
 // A server of our own, so what its MONITOR shows is this test's client and nothing else.
 let server: RedisServer;

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { killOnExit } from '../../support/kill-on-exit.js';
+import { killOnExit } from '@service-pay/test-kit';
 
 const testDir = fileURLToPath(new URL('../../', import.meta.url));
 const fixture = fileURLToPath(new URL('../fixtures/fault-app.ts', import.meta.url));

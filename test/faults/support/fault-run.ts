@@ -6,9 +6,9 @@ import {
   type Simulator,
   startSimulator,
 } from '@service-pay/simulator';
+import { type RedisPersistence, RedisServer } from '@service-pay/test-kit/redis';
 import type pg from 'pg';
 import { connectPostgres, POSTGRES_URL } from '../../support/postgres.js';
-import { type RedisPersistence, RedisServer } from '../../support/redis-server.js';
 import { type AppEvent, FaultAppProcess, type Framework } from './fault-app-process.js';
 
 export interface FaultRunOptions {

@@ -1,17 +1,15 @@
 import { fileURLToPath } from 'node:url';
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
+import { AppProcess } from '@service-pay/test-kit';
+import { MariaDbServer } from '@service-pay/test-kit/mariadb';
 import { Kysely, MysqlDialect } from 'kysely';
 import mysqlCallbacks from 'mysql2';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// The app-process helper of @service-pay/postgres's fault rows: the same processes, HOLDING protocol and
-// restarts, here with this package's app (test/fixtures/app.ts).
-import { AppProcess } from '../../../postgres/test/support/app-process.js';
 import { MySqlStore } from '../../src/index.js';
 import { KyselyStore } from '../../src/kysely.js';
-import { MariaDbServer } from '../support/mariadb-server.js';
 
-const FIXTURE = fileURLToPath(new URL('../fixtures/app.ts', import.meta.url));
+const packageDir = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
  * Faults with real processes on MariaDB, as @service-pay/postgres runs them on PostgreSQL: three Express apps
@@ -41,7 +39,7 @@ function appEnv(instance: string, port = 0): Record<string, string> {
   };
 }
 
-const startApp = (instance: string, port = 0) => AppProcess.start(appEnv(instance, port), FIXTURE);
+const startApp = (instance: string, port = 0) => AppProcess.start({ cwd: packageDir, env: appEnv(instance, port) });
 
 beforeAll(async () => {
   server = await MariaDbServer.start();

@@ -1,14 +1,18 @@
+import { fileURLToPath } from 'node:url';
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
+import { AppProcess } from '@service-pay/test-kit';
+import { PostgresServer } from '@service-pay/test-kit/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppProcess } from '../support/app-process.js';
-import { PostgresServer } from '../support/postgres-server.js';
 
 /**
  * The database client the apps use: node-postgres (`PostgresStore`), postgres.js (`PostgresJsStore`) or
  * one of the ORM stores (Drizzle, Kysely, Knex, TypeORM, Prisma), each crediting with its own query builder.
  */
 export type FaultDriver = 'pg' | 'postgres-js' | 'drizzle' | 'kysely' | 'knex' | 'typeorm' | 'prisma';
+
+const packageDir = fileURLToPath(new URL('../..', import.meta.url));
+const startApp = (env: Record<string, string>) => AppProcess.start({ cwd: packageDir, env });
 
 const DRIVER_NAMES: Record<FaultDriver, string> = {
   pg: 'PostgresStore (node-postgres)',
@@ -65,7 +69,7 @@ export function faultRows(driver: FaultDriver): void {
       retry: { maxAttempts: 8, baseDelayMs: 200, factor: 2, timeoutMs: 5_000 },
       seed: 20261123,
     });
-    apps = await Promise.all(['a', 'b', 'c'].map((name) => AppProcess.start(appEnv(name))));
+    apps = await Promise.all(['a', 'b', 'c'].map((name) => startApp(appEnv(name))));
   }, 120_000);
 
   afterAll(async () => {
@@ -168,7 +172,7 @@ export function faultRows(driver: FaultDriver): void {
       expect(before.rows[0].n).toBe(0);
       await victim.kill();
       // The sender keeps retrying the dead app; it comes back on the same port, as a supervisor restarts it.
-      apps[2] = await AppProcess.start(appEnv('c2', victim.port));
+      apps[2] = await startApp(appEnv('c2', victim.port));
       const f = await figures('b. app SIGKILLed holding the transaction', [...held, ...others]);
       expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
     });
@@ -193,7 +197,7 @@ export function faultRows(driver: FaultDriver): void {
           if (app.alive || app.restarting) return;
           app.restarting = true;
           restarts++;
-          void AppProcess.start(appEnv(`c${i}-restarted`, app.port)).then((started) => {
+          void startApp(appEnv(`c${i}-restarted`, app.port)).then((started) => {
             apps[i] = started;
           });
         });

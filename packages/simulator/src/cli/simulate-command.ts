@@ -125,8 +125,9 @@ export async function simulateCommand(args: string[], io: Io, stopSignal: () => 
     }),
   ];
   const sim = await start(runOptions(v, file, merchants, v['forward-to']), v, io);
+  const stopped = stopSignal();
   io.out(v.json ? started(sim) : banner(sim));
-  return runUntilStopped(sim, io, stopSignal);
+  return runUntilStopped(sim, io, stopped);
 }
 
 /** `service-pay listen --forward-to URL`: `simulate` with the project's dev keys and forwarding. */
@@ -155,6 +156,7 @@ export async function listenCommand(args: string[], io: Io, stopSignal: () => Pr
     ...(v.confirmations === undefined ? {} : { confirmations: integerFlag(v.confirmations, 'confirmations') }),
   };
   const sim = await start(runOptions(v, file, [merchant], forwardTo), v, io);
+  const stopped = stopSignal();
   if (v.json) io.out(started(sim, { secretsFile: path, secretsCreated: created }));
   else {
     io.out(
@@ -170,7 +172,7 @@ export async function listenCommand(args: string[], io: Io, stopSignal: () => Pr
       ].join('\n'),
     );
   }
-  return runUntilStopped(sim, io, stopSignal);
+  return runUntilStopped(sim, io, stopped);
 }
 
 function runOptions(
@@ -237,9 +239,12 @@ async function start(options: SimulatorOptions, v: RunValues, io: Io): Promise<S
   }
 }
 
-async function runUntilStopped(sim: Simulator, io: Io, stopSignal: () => Promise<string>): Promise<number> {
-  // Listening for Ctrl+C first: a signal while the state file is written must stop us cleanly too.
-  const stopped = stopSignal();
+/**
+ * Until `stopped` (Ctrl+C or SIGTERM), then stops the simulator. The caller listens for the signal BEFORE it
+ * prints the start line: whoever reads that line may signal at once, and a signal that arrives before the
+ * listener exists ends the process with the signal's default action (no exit code, state file left behind).
+ */
+async function runUntilStopped(sim: Simulator, io: Io, stopped: Promise<string>): Promise<number> {
   // trigger and deliveries, run from this folder, find this simulator's URL and control token here.
   const removeState = await writeSimulatorState(sim).catch((error: Error) => {
     io.err(`could not write ${STATE_FILE} (${error.message}); give trigger the token with ${TOKEN_ENV}`);

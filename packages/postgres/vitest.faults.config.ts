@@ -1,0 +1,17 @@
+import { defineConfig } from 'vitest/config';
+
+// The files that stop and restart a PostgreSQL server of their own (initdb and pg_ctl on a free loopback
+// port) under app processes: the fault rows per client, and the pool without an error listener. They run
+// after the unit and conformance tier (group 1 of `pnpm test`), two files at a time.
+export default defineConfig({
+  test: {
+    name: 'postgres-faults',
+    include: ['test/faults/**/*.test.ts', 'test/pool-errors.test.ts'],
+    // PrismaStore's rows import a generated Prisma client: generated once, before any file runs.
+    globalSetup: ['test/prisma/generate.ts'],
+    sequence: { groupOrder: 1 },
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
