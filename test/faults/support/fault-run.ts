@@ -207,9 +207,7 @@ async function stopAll(things: readonly { stop(): Promise<unknown> }[]): Promise
   if (failures.length > 0) throw new AggregateError(failures, 'cleanup failed');
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { sleep } from '@service-pay/test-kit';
 
 /** Describes up to five payment ids, for an assertion's message. */
 export function some(ids: readonly string[]): string {

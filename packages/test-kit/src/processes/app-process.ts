@@ -10,14 +10,27 @@ export interface AppProcessOptions {
   /** The entry file, relative to `cwd`. Default `test/fixtures/app.ts`. */
   fixture?: string;
   env: Record<string, string>;
-  /** How long the app may take to print LISTENING. Default 60 s (tsx on a loaded 2-core machine). */
+  /** How long the app may take to say it listens. Default 60 s (tsx on a loaded 2-core machine). */
   startTimeoutMs?: number;
+  /**
+   * The port, from the stdout line that says the app listens; undefined for any other line. Default: the
+   * line `LISTENING <port>`.
+   */
+  listening?: (line: string) => number | undefined;
+  /** Every stdout line, from the first on (the apps that print JSON events). */
+  onLine?: (line: string) => void;
 }
 
+const listeningLine = (line: string): number | undefined => {
+  const match = /^LISTENING (\d+)$/.exec(line);
+  return match === null ? undefined : Number(match[1]);
+};
+
 /**
- * A fixture app as its own Node process (through tsx), speaking a line protocol on stdout: `LISTENING <port>`
- * once it serves, and `HOLDING <paymentId>` when a handler holds its transaction open with the credit
- * written. It can be killed like a crash and started again on its port.
+ * An app as its own Node process (through tsx), speaking a line protocol on stdout: `LISTENING <port>` once
+ * it serves (or what `listening` reads), and `HOLDING <paymentId>` when a handler holds its transaction open
+ * with the credit written. It can be killed like a crash and started again on its port. No process
+ * outlives the test run, whatever ends it.
  *
  * @example
  * ```ts
@@ -73,11 +86,13 @@ export class AppProcess {
         clearTimeout(timer);
         reject(new Error(`app exited with ${code ?? signal}:\n${(started?.stderr ?? stderr).join('\n')}`));
       });
+      const listening = options.listening ?? listeningLine;
       createInterface({ input: child.stdout! }).on('line', (line) => {
-        const listening = /^LISTENING (\d+)$/.exec(line);
-        if (listening !== null && started === undefined) {
+        options.onLine?.(line);
+        const port = started === undefined ? listening(line) : undefined;
+        if (port !== undefined) {
           clearTimeout(timer);
-          started = new AppProcess(child, Number(listening[1]));
+          started = new AppProcess(child, port);
           started.stderr.push(...stderr);
           resolve(started);
         }
