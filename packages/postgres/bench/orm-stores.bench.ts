@@ -10,7 +10,7 @@
  *                rejection row).
  * Round trips: every statement the client sends, BEGIN and COMMIT included, counted on its node-postgres
  * connections (TypeORM keeps its pool to itself: counted by its query log, which sees the same statements).
- * Targets (issue 23): >= 0.9x fresh, >= 1.0x duplicates.
+ * Targets: >= 0.9x fresh, >= 1.0x duplicates (an ORM store costs about what the client's own transaction costs).
  *
  *   node --import tsx bench/orm-stores.bench.ts        (DATABASE_URL for another server)
  */

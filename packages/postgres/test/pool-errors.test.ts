@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { type PaymentPaidEvent, signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
-import { AppProcess } from '@service-pay/test-kit';
+import { AppProcess, retryUntil, testDeadline, waitFor } from '@service-pay/test-kit';
 import { PostgresServer } from '@service-pay/test-kit/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,23 +42,31 @@ async function deliver(event: PaymentPaidEvent): Promise<number> {
   return response.status;
 }
 
+/** What the app said about an idle connection of its pool failing (the store's one warning). */
+const warnings = () =>
+  app.stderr.filter((line) => line.includes('PostgresStore: an idle connection of the pool failed'));
+
 describe('PostgreSQL stopped and restarted under an app whose pool has no error listener', () => {
-  it('keeps the process up: 503s during the outage, one credit after the restart, one warning', async () => {
+  it('keeps the process up: 503s during the outage, one credit after the restart, one warning', async ({ task }) => {
+    const deadline = testDeadline(task);
     const before = samplePaymentPaidEvent();
     expect(await deliver(before)).toBe(200); // the pool now holds idle clients
 
     await server.stopImmediate(); // every backend killed: the idle clients emit 'error' on the pool
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitFor('the warning about the idle connection', () => warnings().length > 0, { deadline });
     const during = samplePaymentPaidEvent();
     for (let i = 0; i < 3; i++) expect(await deliver(during)).toBe(503);
     expect(app.alive).toBe(true);
 
     await server.startAgain();
-    let status = 0;
-    for (let i = 0; i < 50 && status !== 200; i++) {
-      status = await deliver(during); // the sender retries
-      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    // The sender retries until answered 200, within the test's time.
+    const status = await retryUntil(
+      'a 200 after the restart',
+      () => deliver(during),
+      (s) => s === 200,
+      { deadline },
+      200,
+    );
     expect(status).toBe(200);
     expect(await deliver(during)).toBe(200); // a duplicate
     expect(app.alive).toBe(true);
@@ -66,7 +74,6 @@ describe('PostgreSQL stopped and restarted under an app whose pool has no error 
       during.paymentId,
     ]);
     expect(credits.rows[0]?.n).toBe(1);
-    const warnings = app.stderr.filter((line) => line.includes('PostgresStore: an idle connection of the pool failed'));
-    expect(warnings).toHaveLength(1);
+    expect(warnings()).toHaveLength(1);
   });
 });

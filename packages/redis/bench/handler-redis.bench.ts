@@ -1,5 +1,5 @@
 /**
- * The Redis path against the code a merchant would otherwise write (issue 18), same Redis, same ioredis
+ * The Redis path against the code a merchant would otherwise write, same Redis, same ioredis
  * client, same signed bytes, the same hand-rolled verification in front of each:
  *   ours:       createWebhookHandler + RedisDedupeStore (lease, fence, heartbeat, fingerprint, 409 on overlap);
  *   hand-rolled: handRolledVerify, then `SET key token NX PX lease`; on null `GET` tells a duplicate ('done')

@@ -86,8 +86,8 @@ describe('Redis round trips on the request path', () => {
 
     const event = samplePaymentPaidEvent();
     const first = await roundTrips(() => h(delivery(event)));
-    // The claim is a plain SET ... NX ... GET (Redis >= 7), the completion a plain SET ... GET (Redis >= 6.2,
-    // design v3): no script on the path of a fresh delivery or a duplicate.
+    // The claim is a plain SET ... NX ... GET (Redis >= 7), the completion a plain SET ... GET (Redis >= 6.2):
+    // no script on the path of a fresh delivery or a duplicate.
     expect(first.client).toEqual(['set', 'set']);
     expect(first.server).toBe(2);
 
