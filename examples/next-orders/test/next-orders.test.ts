@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { ShopConfig } from '@service-pay/example-shop-kit';
 import { describeShop } from '@service-pay/example-shop-kit/testing';
-import { freePort } from '@service-pay/test-kit';
+import { freePort, untilAnswers } from '@service-pay/test-kit';
 
 // The real app: one `next build`, then `next start` on a free port with the shop's configuration as its
 // environment, as a merchant would deploy it.
@@ -78,16 +78,16 @@ async function startShop(config: ShopConfig) {
   // Waits for the server and boots the shop (PGlite) before the first scenario. Through the page, on
   // purpose: the routes then use a shop booted by another bundle's copy of the shop kit, and must still
   // answer its errors with their codes.
-  for (let i = 0; ; i++) {
-    if (server.exitCode !== null) throw new Error(`next start exited:\n${output.join('')}`);
-    const answer = await fetch(`${url}/`).catch(() => undefined);
-    if (answer !== undefined) {
-      const page = await answer.text();
-      if (answer.ok && page.includes('<h1>Orders</h1>') && !page.includes('could not start')) break;
-      throw new Error(`GET / answered ${answer.status}:\n${page}\n${output.join('')}`);
-    }
-    if (i > 600) throw new Error(`next start did not answer:\n${output.join('')}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  const answer = await untilAnswers(`${url}/`, {
+    process: server,
+    what: 'next start',
+    output: () => output.join(''),
+    bound: { timeoutMs: 90_000 },
+    requestTimeoutMs: 60_000,
+  });
+  const page = await answer.text();
+  if (!answer.ok || !page.includes('<h1>Orders</h1>') || page.includes('could not start')) {
+    throw new Error(`GET / answered ${answer.status}:\n${page}\n${output.join('')}`);
   }
   return { url, close: () => stop(server) };
 }

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
-import { freePort } from '@service-pay/test-kit';
+import { freePort, untilAnswers } from '@service-pay/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // Each recipe is a real app of its framework, built as the framework builds it and started as its own
@@ -88,17 +88,17 @@ class App {
     const app = new App(child, `http://127.0.0.1:${port}/webhooks/service`);
     child.stdout?.on('data', (chunk: Buffer) => app.output.push(chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => app.output.push(chunk.toString()));
-    for (let i = 0; ; i++) {
-      try {
-        await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1_000) });
-        return app;
-      } catch {
-        if (i > 300 || child.exitCode !== null) {
-          child.kill('SIGKILL');
-          throw new Error(`${recipe.name} (${variant}) did not start:\n${app.output.join('')}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+    try {
+      await untilAnswers(`http://127.0.0.1:${port}/`, {
+        process: child,
+        what: `${recipe.name} (${variant})`,
+        output: () => app.output.join(''),
+        bound: { timeoutMs: 60_000 },
+      });
+      return app;
+    } catch (error) {
+      child.kill('SIGKILL');
+      throw error;
     }
   }
 

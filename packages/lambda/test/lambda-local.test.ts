@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { PostgresStore } from '@service-pay/postgres';
-import { freePort } from '@service-pay/test-kit';
+import { freePort, untilAnswers } from '@service-pay/test-kit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LambdaHttpEvent, LambdaHttpResult } from '../src/index.js';
@@ -62,15 +62,13 @@ beforeAll(async () => {
   const output: string[] = [];
   emulator.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   emulator.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  for (let i = 0; ; i++) {
-    try {
-      await fetch(`http://127.0.0.1:${port}/`, { method: 'OPTIONS', signal: AbortSignal.timeout(1_000) });
-      break;
-    } catch {
-      if (i > 100 || emulator.exitCode !== null) throw new Error(`lambda-local did not start:\n${output.join('')}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+  await untilAnswers(`http://127.0.0.1:${port}/`, {
+    process: emulator,
+    what: 'lambda-local',
+    output: () => output.join(''),
+    bound: { timeoutMs: 25_000 },
+    init: { method: 'OPTIONS' },
+  });
 });
 
 afterAll(async () => {

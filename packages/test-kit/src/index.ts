@@ -5,4 +5,5 @@ export { freePort } from './free-port.js';
 export { closedPort, readBody, startServer, type TestServer } from './http-server.js';
 export { AppProcess, type AppProcessOptions } from './processes/app-process.js';
 export { killOnExit } from './processes/kill-on-exit.js';
+export { type UntilAnswersOptions, untilAnswers } from './processes/until-answers.js';
 export { retryUntil, sleep, testDeadline, type WaitBound, waitFor } from './wait-for.js';
