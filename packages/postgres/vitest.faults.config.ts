@@ -11,7 +11,9 @@ export default defineConfig({
     globalSetup: ['test/prisma/generate.ts'],
     sequence: { groupOrder: 1 },
     maxWorkers: 2,
-    testTimeout: 30_000,
+    // A row waits up to 90 s for the sender to finish its retries (about 25 s unloaded): the test's time is
+    // above that wait, so a slow row fails with its figures, not a timeout in the middle of them.
+    testTimeout: 120_000,
     hookTimeout: 60_000,
   },
 });
