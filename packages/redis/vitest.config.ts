@@ -6,6 +6,8 @@ export default defineConfig({
   test: {
     name: 'redis',
     include: ['test/**/*.test.ts'],
+    // Servers killed and paused on purpose: vitest.faults.config.ts, after this tier.
+    exclude: ['test/faults/**'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
   },

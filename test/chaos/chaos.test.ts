@@ -1,8 +1,9 @@
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
+import { sleep, testDeadline, waitFor } from '@service-pay/test-kit';
+import { RedisServer } from '@service-pay/test-kit/redis';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectPostgres, dropTables, POSTGRES_URL } from '../support/postgres.js';
-import { RedisServer } from '../support/redis-server.js';
 import { ShopProcess } from '../support/shop-process.js';
 
 /**
@@ -90,7 +91,10 @@ async function placeOrders(count: number): Promise<string[]> {
 }
 
 describe(`chaos: ${PAYMENTS} payments, two instances, store cuts, a Redis pause, a Redis crash, an app crash`, () => {
-  it('credits every order exactly once, loses none, in bounded time', { timeout: TIME_LIMIT_MS + 60_000 }, async () => {
+  it('credits every order exactly once, loses none, in bounded time', { timeout: TIME_LIMIT_MS + 60_000 }, async ({
+    task,
+  }) => {
+    const deadline = testDeadline(task);
     const started = Date.now();
     const paymentIds = await placeOrders(PAYMENTS);
     const placedMs = Date.now() - started;
@@ -101,9 +105,8 @@ describe(`chaos: ${PAYMENTS} payments, two instances, store cuts, a Redis pause,
     const batches = Math.max(40, Math.ceil(PAYMENTS / 50));
     const batchSize = Math.ceil(PAYMENTS / batches);
     let paidBatches = 0;
-    const reached = async (share: number) => {
-      while (paidBatches < batches * share) await sleep(10);
-    };
+    const reached = (share: number) =>
+      waitFor(`the stream to reach ${share * 100}%`, () => paidBatches >= batches * share, { deadline }, 10);
     const did = { connectionsCut: 0, cuts: 0, pauseMs: 0, redisRestarts: 0, appKills: 0 };
     const redisFaults = (async () => {
       await reached(0.15);
@@ -188,7 +191,3 @@ describe(`chaos: ${PAYMENTS} payments, two instances, store cuts, a Redis pause,
     expect(wallMs).toBeLessThan(TIME_LIMIT_MS);
   });
 });
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

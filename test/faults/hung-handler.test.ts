@@ -12,7 +12,7 @@ import { FaultRun, some } from './support/fault-run.js';
  * Shortened to keep the test under ~30 s: `handlerTimeoutMs` 6 s and `leaseMs` 3 s in the app (defaults
  * 30 s and 10 s), the sender's schedule as the spec's (1 s, 2 s, 4 s, ... 8 attempts, 5 s timeout). At the
  * deadline the pipeline must abort `ctx.signal`, log an error with code HANDLER_TIMEOUT (and the payment
- * id, design.md section 8), stop the heartbeat and leave the lease to expire, so a later attempt runs the
+ * id, so the log line leads to the payment), stop the heartbeat and leave the lease to expire, so a later attempt runs the
  * handler again and credits the payment once.
  */
 const PAYMENTS = 6;

@@ -9,18 +9,18 @@ import {
 } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { failFastRedisOptions, RedisDedupeStore } from '@service-pay/redis';
+import { RedisServer } from '@service-pay/test-kit/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_URL } from '../support/postgres.js';
-import { RedisServer } from '../support/redis-server.js';
 
 /**
- * Guarantees table, row 8 (design v3, section 4): two attempts overlap after a lease is lost. Attempt A
+ * Two attempts overlap after a lease is lost (row 8 of test/faults/README.md). Attempt A
  * credits in its own database transaction, confirms its lease, then hangs past its deadline (the heartbeat
  * stops, the lease runs out); the sender's retry B claims the key and credits too. A then commits and its
  * late completion records the key **whatever it finds**: B's next `ctx.confirmLease()`, right before its
- * COMMIT, throws, and B's credit rolls back. 1 credit, not 2. With the revision-2 compare-and-set
+ * COMMIT, throws, and B's credit rolls back. 1 credit, not 2. With a compare-and-set
  * completion, A's `complete` answered false and changed nothing, B's confirm passed, and B committed a
  * second credit.
  *
@@ -100,7 +100,7 @@ describe.each(stores)('two attempts overlap after a lease is lost (%s)', (_name,
               await aDone; // B credits meanwhile and reaches its confirm only after A has finished
               await sleep(50); // A's late completion is on its way to the store
             }
-            if (attempt === 'B') await ctx.confirmLease(); // right before COMMIT, as the design asks
+            if (attempt === 'B') await ctx.confirmLease(); // right before COMMIT, as the core README asks
             await client.query('commit');
             outcomes[attempt] = 'committed';
           } catch (error) {

@@ -21,8 +21,8 @@ const DONE_BEFORE = 20;
 const IN_FLIGHT = 40;
 const DELAY_MS = 8_000;
 const DOWN_MS = 500;
-/** design.md section 2: the v2 default lease, heartbeat every third of it. */
-const V2_DEFAULT_LEASE_MS = 10_000;
+/** The store's default lease; the heartbeat extends it every third of it. */
+const DEFAULT_LEASE_MS = 10_000;
 /** Reconnecting after the restart (the fail-fast client retries every 0.1-1 s) and one store round trip. */
 const SLACK_MS = 1_500;
 
@@ -74,7 +74,7 @@ it('restarts Redis empty under running handlers: they abort within a heartbeat, 
   const credits = await r.credits();
 
   // Per payment in flight: when the handler that was running at the kill learnt it had lost the lease.
-  const boundMs = Math.round(V2_DEFAULT_LEASE_MS / 3) + SLACK_MS;
+  const boundMs = Math.round(DEFAULT_LEASE_MS / 3) + SLACK_MS;
   const notices = [...r.events('abort'), ...r.events('confirm-failed')];
   const noticeMs = inFlight.map((id) => {
     const running = r.events('run').find((e) => e.paymentId === id && e.at < killedAt);

@@ -11,7 +11,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const onPaymentPaid = () => {};
 const BLANK = [' ', '\n', '', ['whsec_real_0123456789', ' ']] as const;
 
-// Regression (issue 12): a whitespace-only secret, or one blank slot of a rotation list, was accepted as an
+// Regression: a whitespace-only secret, or one blank slot of a rotation list, was accepted as an
 // HMAC key: a payment of 1,000,000 USDT signed with " " was credited. Every adapter refuses it when made.
 // (Next.js: packages/next/test/handler-options.test.ts; NestJS: packages/nestjs/test.)
 describe('every adapter refuses a blank secret when it is made, before any payment', () => {
@@ -35,7 +35,7 @@ describe('every adapter refuses a blank secret when it is made, before any payme
   });
 });
 
-// Regression (issue 12): `pnpm test:chaos` pinned 2,000 payments and ignored CHAOS_PAYMENTS.
+// Regression: `pnpm test:chaos` pinned 2,000 payments and ignored CHAOS_PAYMENTS.
 describe('pnpm test:chaos', () => {
   const script = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { scripts: Record<string, string> })
     .scripts['test:chaos'] as string;

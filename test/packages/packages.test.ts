@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { freePort, testDeadline, waitFor } from '@service-pay/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/free-port.js';
 
 // What a user meets first: each published package's metadata, its tarball's files, and its README, which
 // opens with the install command and a quick start of at most 10 lines that compiles as written (and, for
@@ -212,7 +212,8 @@ export const rejected = new PaymentRejectedError('x');
       }
     });
 
-    it('serves the webhook and credits a signed delivery', async () => {
+    it('serves the webhook and credits a signed delivery', async ({ task }) => {
+      const deadline = testDeadline(task);
       const secret = 'whsec_quick_start_0123456789';
       const port = await freePort();
       let output = '';
@@ -234,20 +235,22 @@ export const rejected = new PaymentRejectedError('x');
       });
       const event = samplePaymentPaidEvent();
       const { body, headers } = signWebhook({ event, secret });
-      let res: Response | undefined;
-      for (let i = 0; i < 300 && res === undefined; i++) {
-        if (child.exitCode !== null) throw new Error(`the quick start exited:\n${output}`);
-        res = await fetch(`http://127.0.0.1:${port}/webhooks/service`, { method: 'POST', headers, body }).catch(
-          async () => {
-            await new Promise((resolve) => setTimeout(resolve, 100));
-            return undefined;
-          },
-        );
-      }
-      expect([res?.status, await res?.text()]).toEqual([200, '{"received":true}']);
-      for (let i = 0; i < 50 && !output.includes(`credit order ${event.orderNo}`); i++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      const started = child;
+      // Until it listens (a refused connection is "not yet"); an exit on the way fails at once.
+      const res = await waitFor(
+        'the quick start to answer',
+        async () => {
+          if (started.exitCode !== null) return { exited: true } as const;
+          return fetch(`http://127.0.0.1:${port}/webhooks/service`, { method: 'POST', headers, body });
+        },
+        { deadline },
+        100,
+      );
+      if ('exited' in res) throw new Error(`the quick start exited:\n${output}`);
+      expect([res.status, await res.text()]).toEqual([200, '{"received":true}']);
+      await waitFor('the credit line', () => output.includes(`credit order ${event.orderNo}`), { deadline }, 20).catch(
+        () => undefined,
+      );
       expect(output).toContain(`credit order ${event.orderNo} ${event.amount}`);
     }, 60_000);
   });

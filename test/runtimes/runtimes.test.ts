@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { signWebhook } from '@service-pay/core';
 import { ADAPTER_SCENARIO_SECRET as SECRET, samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { freePort, waitFor } from '@service-pay/test-kit';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/free-port.js';
 
 // The runtime matrix: the core's fetch handler and the Hono adapter, served by Bun, Deno and workerd (the
 // Cloudflare Workers runtime), each a real process on 127.0.0.1 driven over HTTP. The binaries come from
@@ -49,16 +49,23 @@ function start(command: string, args: string[], env: Record<string, string> = {}
   return { child, output: () => output };
 }
 
+/** The probe's first answer, within 30 s (a probe still running then is not waited for); fails at once if the runtime exits. */
 async function until<T>(what: string, running: Omit<Running, 'url'>, probe: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    if (running.child.exitCode !== null || running.child.signalCode !== null) {
-      throw new Error(`${what} exited before it served:\n${running.output()}`);
-    }
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${what} did not serve within 30 s:\n${running.output()}`);
+  const exited = () => running.child.exitCode !== null || running.child.signalCode !== null;
+  const found = await waitFor(
+    `${what} to serve`,
+    async () => {
+      if (exited()) return { exited: true as const };
+      const value = await probe();
+      return value === undefined ? undefined : { value };
+    },
+    { timeoutMs: 30_000 },
+    100,
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}:\n${running.output()}`);
+  });
+  if ('exited' in found) throw new Error(`${what} exited before it served:\n${running.output()}`);
+  return found.value as T;
 }
 
 /** A runtime that prints `listening <port>` once it serves. */

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { ShopConfig } from '@service-pay/example-shop-kit';
 import { describeShop } from '@service-pay/example-shop-kit/testing';
+import { freePort, untilAnswers } from '@service-pay/test-kit';
 
 // The real app: one `next build`, then `next start` on a free port with the shop's configuration as its
 // environment, as a merchant would deploy it.
@@ -59,14 +59,6 @@ function build(): Promise<void> {
   return built;
 }
 
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 async function startShop(config: ShopConfig) {
   await build();
   const port = await freePort();
@@ -86,16 +78,16 @@ async function startShop(config: ShopConfig) {
   // Waits for the server and boots the shop (PGlite) before the first scenario. Through the page, on
   // purpose: the routes then use a shop booted by another bundle's copy of the shop kit, and must still
   // answer its errors with their codes.
-  for (let i = 0; ; i++) {
-    if (server.exitCode !== null) throw new Error(`next start exited:\n${output.join('')}`);
-    const answer = await fetch(`${url}/`).catch(() => undefined);
-    if (answer !== undefined) {
-      const page = await answer.text();
-      if (answer.ok && page.includes('<h1>Orders</h1>') && !page.includes('could not start')) break;
-      throw new Error(`GET / answered ${answer.status}:\n${page}\n${output.join('')}`);
-    }
-    if (i > 600) throw new Error(`next start did not answer:\n${output.join('')}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  const answer = await untilAnswers(`${url}/`, {
+    process: server,
+    what: 'next start',
+    output: () => output.join(''),
+    bound: { timeoutMs: 90_000 },
+    requestTimeoutMs: 60_000,
+  });
+  const page = await answer.text();
+  if (!answer.ok || !page.includes('<h1>Orders</h1>') || page.includes('could not start')) {
+    throw new Error(`GET / answered ${answer.status}:\n${page}\n${output.join('')}`);
   }
   return { url, close: () => stop(server) };
 }

@@ -1,9 +1,9 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { freePort, untilAnswers } from '@service-pay/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // Each recipe is a real app of its framework, built as the framework builds it and started as its own
@@ -62,17 +62,6 @@ const recipes: Recipe[] = [
   },
 ];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** One running app: its URL and what it printed. */
 class App {
   readonly output: string[] = [];
@@ -99,17 +88,17 @@ class App {
     const app = new App(child, `http://127.0.0.1:${port}/webhooks/service`);
     child.stdout?.on('data', (chunk: Buffer) => app.output.push(chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => app.output.push(chunk.toString()));
-    for (let i = 0; ; i++) {
-      try {
-        await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1_000) });
-        return app;
-      } catch {
-        if (i > 300 || child.exitCode !== null) {
-          child.kill('SIGKILL');
-          throw new Error(`${recipe.name} (${variant}) did not start:\n${app.output.join('')}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+    try {
+      await untilAnswers(`http://127.0.0.1:${port}/`, {
+        process: child,
+        what: `${recipe.name} (${variant})`,
+        output: () => app.output.join(''),
+        bound: { timeoutMs: 60_000 },
+      });
+      return app;
+    } catch (error) {
+      child.kill('SIGKILL');
+      throw error;
     }
   }
 

@@ -1,6 +1,6 @@
+import { readBody, startServer, type TestServer } from '@service-pay/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceClient, ServiceApiError } from '../src/index.js';
-import { readBody, startServer, type TestServer } from './support/http-server.js';
 import { orderInput } from './support/order-input.js';
 
 // Issue 26.5, the client's side. Before: a 300 MB answer was read whole (rss +325 MB), server messages

@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { readBody, startServer, type TestServer } from '@service-pay/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifyApiRequest } from '../src/index.js';
-import { readBody, startServer, type TestServer } from './support/http-server.js';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 const servers: TestServer[] = [];

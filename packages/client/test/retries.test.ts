@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { closedPort, readBody, startServer, type TestServer, testDeadline, waitFor } from '@service-pay/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createServiceClient,
@@ -11,7 +12,6 @@ import {
   verifyApiRequest,
 } from '../src/index.js';
 import { timerSleep } from '../src/retry-policy.js';
-import { closedPort, readBody, startServer, type TestServer } from './support/http-server.js';
 import { orderInput } from './support/order-input.js';
 
 const apiKey = 'ak_retry';
@@ -315,11 +315,11 @@ describe('retries: time limits and signing', () => {
 });
 
 describe('per-call signal and unbound methods', () => {
-  it('aborts a request in flight with ServiceAbortError', async () => {
+  it('aborts a request in flight with ServiceAbortError', async ({ task }) => {
     const s = await scripted(() => 'hang');
     const controller = new AbortController();
     const pending = caught(client(s.url).getPayment('p_1', { signal: controller.signal }));
-    while (s.seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitFor('the request to reach the server', () => s.seen.length > 0, { deadline: testDeadline(task) }, 5);
     controller.abort(new Error('shutting down'));
     const error = await pending;
     expect(error).toBeInstanceOf(ServiceAbortError);

@@ -1,3 +1,4 @@
+import { readBody, startServer, type TestServer } from '@service-pay/test-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createServiceClient,
@@ -7,7 +8,6 @@ import {
   ServiceTimeoutError,
   verifyApiRequest,
 } from '../src/index.js';
-import { readBody, startServer, type TestServer } from './support/http-server.js';
 import { orderInput } from './support/order-input.js';
 
 const apiKey = 'ak_test_1';

@@ -2,8 +2,6 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createWebhookHandler } from '@service-pay/core';
-import express from 'express';
-import { serviceWebhook } from '../src/index.js';
 import {
   type AdapterBenchCheck,
   BENCH_SECRET,
@@ -11,7 +9,9 @@ import {
   compareRoutes,
   handRolledVerify,
   type LoadOptions,
-} from './load.js';
+} from '@service-pay/test-kit/bench/adapter-load';
+import express from 'express';
+import { serviceWebhook } from '../src/index.js';
 
 const ADAPTER = 'serviceWebhook()';
 const CORE = 'express.raw() + createWebhookHandler()';

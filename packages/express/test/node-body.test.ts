@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { signWebhook } from '@service-pay/core';
 import { ADAPTER_SCENARIO_SECRET, createCreditRecorder, samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { testDeadline, waitFor } from '@service-pay/test-kit';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serviceWebhook } from '../src/index.js';
@@ -74,7 +75,9 @@ describe('reading the Node request body', () => {
     expect(recorder.credits(event.paymentId)).toBe(0);
   });
 
-  it('gives up on a client that disconnects mid-body instead of waiting for the rest (logged at debug, not error)', async () => {
+  it('gives up on a client that disconnects mid-body instead of waiting for the rest (logged at debug, not error)', async ({
+    task,
+  }) => {
     const { body, headers } = signed();
     const before = disconnects.length;
     const errorsBefore = errors.length;
@@ -86,7 +89,12 @@ describe('reading the Node request body', () => {
     socket.write(`POST /hooks HTTP/1.1\r\nhost: 127.0.0.1\r\n${head}\r\n${body.slice(0, 40)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
     socket.destroy();
-    for (let i = 0; i < 100 && disconnects.length === before; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(
+      'the disconnect to be logged',
+      () => disconnects.length > before,
+      { deadline: testDeadline(task) },
+      20,
+    );
     expect(disconnects.length).toBeGreaterThan(before);
     expect(errors.length).toBe(errorsBefore);
   });

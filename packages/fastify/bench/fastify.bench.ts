@@ -1,5 +1,4 @@
 import { createWebhookHandler } from '@service-pay/core';
-import Fastify from 'fastify';
 import {
   type AdapterBenchCheck,
   BENCH_SECRET,
@@ -7,7 +6,8 @@ import {
   compareRoutes,
   handRolledVerify,
   type LoadOptions,
-} from '../../express/bench/load.js';
+} from '@service-pay/test-kit/bench/adapter-load';
+import Fastify from 'fastify';
 import { serviceWebhook } from '../src/index.js';
 
 const ADAPTER = 'serviceWebhook plugin';

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { freePort } from '@service-pay/test-kit';
 import ts from 'typescript';
 import { afterAll, expect, it } from 'vitest';
 
@@ -14,14 +14,6 @@ const children: ChildProcess[] = [];
 afterAll(() => {
   for (const child of children) child.kill('SIGKILL');
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 it('the quick start installs what it imports, listens on PORT, and credits a signed delivery', async () => {
   const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort, untilAnswers } from '@service-pay/test-kit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LambdaHttpEvent, LambdaHttpResult } from '../src/index.js';
@@ -14,17 +14,6 @@ const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 const CREDITS = `t_lambda_credits_${suffix}`;
 const INBOX = `t_lambda_inbox_${suffix}`;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 let emulator: ChildProcess;
 let port: number;
@@ -72,15 +61,13 @@ beforeAll(async () => {
   const output: string[] = [];
   emulator.stdout?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   emulator.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  for (let i = 0; ; i++) {
-    try {
-      await fetch(`http://127.0.0.1:${port}/`, { method: 'OPTIONS', signal: AbortSignal.timeout(1_000) });
-      break;
-    } catch {
-      if (i > 100 || emulator.exitCode !== null) throw new Error(`lambda-local did not start:\n${output.join('')}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+  await untilAnswers(`http://127.0.0.1:${port}/`, {
+    process: emulator,
+    what: 'lambda-local',
+    output: () => output.join(''),
+    bound: { timeoutMs: 25_000 },
+    init: { method: 'OPTIONS' },
+  });
 });
 
 afterAll(async () => {

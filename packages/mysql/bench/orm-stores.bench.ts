@@ -1,6 +1,6 @@
 /**
  * Each MySQL store against the same client's hand-rolled transaction, on the machine's MariaDB, with
- * @service-pay/postgres's contest (same deliveries, rounds, interleaving and ratios; its `compareOn`).
+ * the SQL contest of @service-pay/test-kit (same deliveries, rounds, interleaving and ratios; `compareOn`).
  * Both verify the signature and credit the order with the client; then
  *   store:       the pipeline (MySqlStore: GET_LOCK, START TRANSACTION, read, SAVEPOINT; the ORM stores:
  *                peek, key row, the ORM's BEGIN, lock and read, SAVEPOINT); the UPDATE through ctx.tx;
@@ -11,26 +11,25 @@
  * Round trips: every statement the client sends, BEGIN and COMMIT included, counted on mysql2's
  * connections. Commits are not flushed to disk during the run (innodb_flush_log_at_trx_commit = 2, put
  * back after): both contestants commit the same way, and the round trips are what shows.
- * Targets (issue 23): >= 0.9x fresh, >= 1.0x duplicates.
+ * Targets: >= 0.9x fresh, >= 1.0x duplicates (an ORM store costs about what the client's own transaction costs).
  *
  *   node --import tsx bench/orm-stores.bench.ts        (MYSQL_URL for another server)
  */
 import { pathToFileURL } from 'node:url';
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import { createWebhookHandler, type PaymentPaidEvent, type TransactionalStore } from '@service-pay/core';
+import { CONTEST_SECRET, type ContestCheck, compareOn, type Database } from '@service-pay/test-kit/bench/sql-contest';
 import { sql as drizzleSql, eq } from 'drizzle-orm';
 import { boolean, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';
 import { Kysely, sql as kyselySql, MysqlDialect } from 'kysely';
 import mysql from 'mysql2';
-import { compareOn, type Database, type PostgresBenchCheck } from '../../postgres/bench/handler-postgres.bench.js';
 import { DrizzleStore } from '../src/drizzle.js';
 import { MySqlStore } from '../src/index.js';
 import { KyselyStore } from '../src/kysely.js';
 import { type PrismaLike, PrismaStore } from '../src/prisma.js';
 import generatePrismaClient from '../test/prisma/generate.js';
 
-const SECRET = 'whsec_bench_postgres_0123456789abcdef'; // compareOn signs with this one
 const URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
 const TARGETS = { fresh: 0.9, duplicate: 1.0 };
 const PER_ROUND = 300;
@@ -88,7 +87,7 @@ async function storeHandler<Tx>(
 ): Promise<Database['store']> {
   await store.migrate();
   return createWebhookHandler({
-    secret: SECRET,
+    secret: CONTEST_SECRET,
     store,
     onPaymentPaid: async (event, ctx) => {
       await credit((ctx as unknown as { tx: Tx }).tx, event.orderNo);
@@ -270,13 +269,13 @@ async function prisma(tag: string): Promise<Database> {
  * const checks = await run();
  * ```
  */
-export async function run(): Promise<PostgresBenchCheck[]> {
+export async function run(): Promise<ContestCheck[]> {
   const admin = mysql.createPool({ uri: URL, connectionLimit: 1 }).promise();
   const [[flush]] = (await admin.query('SELECT @@GLOBAL.innodb_flush_log_at_trx_commit AS v')) as unknown as [
     Array<{ v: number }>,
   ];
   await admin.query('SET GLOBAL innodb_flush_log_at_trx_commit = 2');
-  const checks: PostgresBenchCheck[] = [];
+  const checks: ContestCheck[] = [];
   try {
     const contests: Array<[string, (tag: string) => Promise<Database>]> = [
       ['MySqlStore', mysql2],

@@ -72,16 +72,22 @@ describe('the handler with MySqlStore (MariaDB)', () => {
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
+    let entered: () => void = () => {};
+    const holding = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
     const handle = createWebhookHandler({
       secret: SECRET,
       store,
       onPaymentPaid: async (paid, ctx) => {
         await ctx.tx.query(`insert into ${credits} (payment_id) values (?)`, [paid.paymentId]);
+        entered();
         await held;
       },
     });
     const first = handle(delivery(event, 1));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The first delivery holds the key (its handler runs) before the second arrives: no timing guess.
+    await holding;
     const second = await handle(delivery(event, 2));
     expect(second.status).toBe(409);
     release();

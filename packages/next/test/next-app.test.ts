@@ -13,6 +13,7 @@ import {
   createCreditRecorder,
   fetchSender,
 } from '@service-pay/core/testing';
+import { freePort, untilAnswers } from '@service-pay/test-kit';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 
 // One real Next.js app (test/fixture-app), built once and started with `next start`, serves a Node-runtime
@@ -57,14 +58,6 @@ function run(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   return child;
 }
 
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 beforeAll(async () => {
   // The app imports '@service-pay/next' like a merchant's would: link this package into its node_modules.
   mkdirSync(new URL('./fixture-app/node_modules/@service-pay/', import.meta.url), { recursive: true });
@@ -87,16 +80,12 @@ beforeAll(async () => {
     CREDIT_RECORDER_URL: recorderUrl,
   });
   baseUrl = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (nextServer.exitCode !== null) throw new Error(`next start exited:\n${output}`);
-    try {
-      await fetch(`${baseUrl}/api/pages`);
-      break;
-    } catch {
-      if (i > 600) throw new Error(`next start did not answer:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+  await untilAnswers(`${baseUrl}/api/pages`, {
+    process: nextServer,
+    what: 'next start',
+    output: () => output,
+    bound: { timeoutMs: 60_000 },
+  });
 }, 300_000);
 
 afterAll(async () => {

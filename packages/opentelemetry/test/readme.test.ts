@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { freePort } from '@service-pay/test-kit';
 import ts from 'typescript';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -19,14 +19,6 @@ afterEach(() => {
 async function readme() {
   const text = await readFile(new URL('../README.md', import.meta.url), 'utf8');
   return [...text.matchAll(/```(\w+)\n([\s\S]*?)```/g)];
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 describe('README', () => {

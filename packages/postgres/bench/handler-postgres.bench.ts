@@ -15,67 +15,13 @@
  */
 import { pathToFileURL } from 'node:url';
 import { PGlite, type PGliteInterface, type Transaction } from '@electric-sql/pglite';
-import {
-  createWebhookHandler,
-  type PaymentPaidEvent,
-  signWebhook,
-  verifyWebhook,
-  type WebhookRequest,
-} from '@service-pay/core';
-import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { createWebhookHandler } from '@service-pay/core';
+import { CONTEST_SECRET, type ContestCheck, compareOn, type Database } from '@service-pay/test-kit/bench/sql-contest';
 import pg from 'pg';
 import { PostgresStore } from '../src/index.js';
 
-const SECRET = 'whsec_bench_postgres_0123456789abcdef';
-const ROUNDS = 7;
 const TARGETS = { fresh: 0.8, duplicate: 0.9 } as const;
-
-export type Kind = keyof typeof TARGETS;
-
-/** One database as both contestants see it. */
-export interface Database {
-  name: string;
-  perRound: number;
-  /** How many query messages went to the database so far (a promise where the server is asked). */
-  roundTrips(): number | Promise<number>;
-  /** The handler with PostgresStore. */
-  store: (request: WebhookRequest) => Promise<{ status: number }>;
-  /** The hand-rolled transaction; true when it credited. */
-  hand: (event: PaymentPaidEvent, key: string, deliveryId: string) => Promise<boolean>;
-  /** Plain SQL outside the contest (setup, clean-up). */
-  exec: (sql: string, params?: unknown[]) => Promise<void>;
-  /**
-   * Another SQL dialect's set-up (MySQL): the orders table and the hand-rolled inbox, and orders added.
-   * Default: PostgreSQL's.
-   */
-  dialect?: {
-    createTables(tag: string): Promise<void>;
-    addOrders(tag: string, orderNos: string[]): Promise<void>;
-  };
-  close: () => Promise<void>;
-}
-
-/** What one comparison measured. */
-export interface PostgresBenchCheck {
-  of: string;
-  over: string;
-  atLeast: number;
-  ratio: number;
-  met: boolean;
-}
-
-/** A signed delivery: bytes and headers, as both contestants receive it. */
-type Delivery = WebhookRequest & { rawBody: string };
-
-export function signed(event: PaymentPaidEvent): Delivery {
-  const { body, headers } = signWebhook({ event, secret: SECRET });
-  return { method: 'POST', headers, rawBody: body };
-}
-
-async function handRolledDelivery(db: Database, request: Delivery): Promise<void> {
-  const { event, deliveryId } = await verifyWebhook(request, { secret: SECRET });
-  await db.hand(event, `payment.paid:${event.paymentId}`, deliveryId);
-}
+const CONTEST = { storeName: 'PostgresStore', targets: TARGETS };
 
 /**
  * The contestant: the handler on `store`, crediting the same order row the hand-rolled transaction updates,
@@ -87,7 +33,7 @@ async function storeHandler(
 ) {
   await store.migrate();
   return createWebhookHandler({
-    secret: SECRET,
+    secret: CONTEST_SECRET,
     store,
     onPaymentPaid: async (event, ctx) => {
       await ctx.tx.query(`UPDATE bench_orders_${tag} SET paid = true WHERE order_no = $1`, [event.orderNo]);
@@ -211,136 +157,6 @@ async function pglite(tag: string): Promise<Database> {
   };
 }
 
-/** PostgreSQL's tables of the contest: the orders, and the hand-rolled inbox as a copy of the store's. */
-function postgresDialect(db: Database): NonNullable<Database['dialect']> {
-  return {
-    createTables: async (tag) => {
-      await db.exec(
-        `CREATE TABLE bench_orders_${tag} (order_no text PRIMARY KEY, paid boolean NOT NULL DEFAULT false)`,
-      );
-      await db.exec(`CREATE TABLE bench_hand_inbox_${tag} (LIKE bench_inbox_${tag} INCLUDING ALL)`);
-    },
-    addOrders: (tag, orderNos) =>
-      db.exec(`INSERT INTO bench_orders_${tag} (order_no) SELECT unnest($1::text[])`, [orderNos]),
-  };
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-
-/** Times `deliver` over `requests`, one at a time; returns deliveries per second and round trips each. */
-async function timed(
-  db: Database,
-  requests: Delivery[],
-  deliver: (request: Delivery) => Promise<void>,
-): Promise<{ perSec: number; roundTrips: number }> {
-  const before = await db.roundTrips();
-  const started = performance.now();
-  for (const request of requests) await deliver(request);
-  const seconds = (performance.now() - started) / 1000;
-  return { perSec: requests.length / seconds, roundTrips: ((await db.roundTrips()) - before) / requests.length };
-}
-
-/** Who competes, and what the store must reach against the hand-rolled transaction. */
-export interface Contest {
-  /** The store's name in the printed heading and the checks (`PostgresStore`, `PrismaStore`, ...). */
-  storeName: string;
-  targets: Record<Kind, number>;
-}
-
-/**
- * Runs one database's contest: the store's handler against the hand-rolled transaction, fresh and duplicate
- * deliveries, interleaved rounds; prints the ratios and round trips and returns the checks. `make` gets a
- * tag for its table names: the store's inbox must be `bench_inbox_<tag>` (the hand-rolled inbox copies it)
- * and the handlers credit `bench_orders_<tag>`, which this creates once `make` has run.
- */
-export async function compareOn(
-  make: (tag: string) => Promise<Database>,
-  contest: Contest = { storeName: 'PostgresStore', targets: TARGETS },
-): Promise<PostgresBenchCheck[]> {
-  const { storeName, targets } = contest;
-  const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-  const db = await make(tag);
-  const checks: PostgresBenchCheck[] = [];
-  try {
-    const dialect = db.dialect ?? postgresDialect(db);
-    await dialect.createTables(tag);
-    const ordersFor = (events: PaymentPaidEvent[]) =>
-      dialect.addOrders(
-        tag,
-        events.map((e) => e.orderNo),
-      );
-    // Payments credited once by each contestant before the clock starts: the duplicates of every round.
-    const seen = Array.from({ length: db.perRound }, () => samplePaymentPaidEvent());
-    await ordersFor(seen);
-    for (const event of seen) {
-      const request = signed(event);
-      if ((await db.store(request)).status !== 200) throw new Error('bench: the store did not credit');
-      await handRolledDelivery(db, signed(event));
-    }
-    const samples: Record<`${Kind}:${'store' | 'hand'}`, { perSec: number[]; roundTrips: number }> = {
-      'fresh:store': { perSec: [], roundTrips: 0 },
-      'fresh:hand': { perSec: [], roundTrips: 0 },
-      'duplicate:store': { perSec: [], roundTrips: 0 },
-      'duplicate:hand': { perSec: [], roundTrips: 0 },
-    };
-    const storeDeliver = async (request: Delivery) => {
-      const { status } = await db.store(request);
-      if (status !== 200) throw new Error(`bench: the store answered ${status}`);
-    };
-    const handDeliver = (request: Delivery) => handRolledDelivery(db, request);
-    // Round 0 warms up (JIT, plans, connections) and is not counted.
-    for (let round = 0; round <= ROUNDS; round++) {
-      const fresh = Array.from({ length: db.perRound * 2 }, () => samplePaymentPaidEvent());
-      await ordersFor(fresh);
-      const freshStore = fresh.slice(0, db.perRound).map(signed);
-      const freshHand = fresh.slice(db.perRound).map(signed);
-      const dupStore = seen.map(signed);
-      const dupHand = seen.map(signed);
-      const runs: Array<[keyof typeof samples, () => Promise<{ perSec: number; roundTrips: number }>]> = [
-        ['fresh:store', () => timed(db, freshStore, storeDeliver)],
-        ['fresh:hand', () => timed(db, freshHand, handDeliver)],
-        ['duplicate:store', () => timed(db, dupStore, storeDeliver)],
-        ['duplicate:hand', () => timed(db, dupHand, handDeliver)],
-      ];
-      // Alternate the order so neither contestant always runs right after the other's garbage.
-      if (round % 2 === 1) runs.reverse();
-      for (const [name, measure] of runs) {
-        const { perSec, roundTrips } = await measure();
-        if (round > 0) {
-          samples[name].perSec.push(perSec);
-          samples[name].roundTrips = roundTrips;
-        }
-      }
-    }
-    console.log(`\n## ${storeName} vs hand-rolled transaction, ${db.name}, one delivery at a time, ${ROUNDS} rounds`);
-    for (const kind of ['fresh', 'duplicate'] as const) {
-      const store = samples[`${kind}:store`];
-      const hand = samples[`${kind}:hand`];
-      const ratios = store.perSec.map((s, i) => s / (hand.perSec[i] as number));
-      const ratio = median(ratios);
-      const met = ratio >= targets[kind];
-      console.log(
-        `  ${kind.padEnd(9)} store ${Math.round(median(store.perSec))}/s, hand-rolled ${Math.round(median(hand.perSec))}/s: ` +
-          `${ratio.toFixed(2)}x (range ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}; target >= ${targets[kind]}x) ` +
-          `${met ? 'MET' : 'MISSED'}; round trips per delivery: store ${store.roundTrips.toFixed(0)}, hand-rolled ${hand.roundTrips.toFixed(0)}`,
-      );
-      checks.push({
-        of: `handler with ${storeName}, ${kind}, ${db.name}`,
-        over: 'hand-rolled transaction',
-        atLeast: targets[kind],
-        ratio,
-        met,
-      });
-    }
-  } finally {
-    await db
-      .exec(`DROP TABLE IF EXISTS bench_orders_${tag}, bench_hand_inbox_${tag}, bench_inbox_${tag}`)
-      .catch(() => {});
-    await db.close();
-  }
-  return checks;
-}
-
 /**
  * Runs both comparisons (PGlite, then the PostgreSQL server) and prints them.
  *
@@ -350,8 +166,8 @@ export async function compareOn(
  * const checks = await run();
  * ```
  */
-export async function run(): Promise<PostgresBenchCheck[]> {
-  return [...(await compareOn(pglite)), ...(await compareOn(postgres))];
+export async function run(): Promise<ContestCheck[]> {
+  return [...(await compareOn(pglite, CONTEST)), ...(await compareOn(postgres, CONTEST))];
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

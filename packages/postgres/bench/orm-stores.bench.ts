@@ -1,6 +1,6 @@
 /**
  * Each ORM store against the same client's hand-rolled transaction, on the machine's PostgreSQL, with
- * handler-postgres.bench.ts's contest (same deliveries, rounds, interleaving and ratios). Both verify the
+ * the SQL contest of @service-pay/test-kit (same deliveries, rounds, interleaving and ratios). Both verify the
  * signature and credit the order with the client; then
  *   store:       the pipeline in the client's own transaction (lock, read, savepoint; the UPDATE through
  *                ctx.tx; the inbox INSERT; COMMIT);
@@ -10,13 +10,14 @@
  *                rejection row).
  * Round trips: every statement the client sends, BEGIN and COMMIT included, counted on its node-postgres
  * connections (TypeORM keeps its pool to itself: counted by its query log, which sees the same statements).
- * Targets (issue 23): >= 0.9x fresh, >= 1.0x duplicates.
+ * Targets: >= 0.9x fresh, >= 1.0x duplicates (an ORM store costs about what the client's own transaction costs).
  *
  *   node --import tsx bench/orm-stores.bench.ts        (DATABASE_URL for another server)
  */
 import { pathToFileURL } from 'node:url';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { createWebhookHandler, type PaymentPaidEvent, type TransactionalStore } from '@service-pay/core';
+import { CONTEST_SECRET, type ContestCheck, compareOn, type Database } from '@service-pay/test-kit/bench/sql-contest';
 import { sql as drizzleSql, eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { boolean, pgTable, text } from 'drizzle-orm/pg-core';
@@ -30,9 +31,7 @@ import { KyselyStore } from '../src/kysely.js';
 import { type PrismaLike, PrismaStore } from '../src/prisma.js';
 import { TypeOrmStore } from '../src/typeorm.js';
 import generatePrismaClient from '../test/prisma/generate.js';
-import { compareOn, type Database, type PostgresBenchCheck } from './handler-postgres.bench.js';
 
-const SECRET = 'whsec_bench_postgres_0123456789abcdef';
 const URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TARGETS = { fresh: 0.9, duplicate: 1.0 };
 const PER_ROUND = 300;
@@ -72,7 +71,7 @@ async function storeHandler<Tx>(
 ): Promise<Database['store']> {
   await store.migrate();
   return createWebhookHandler({
-    secret: SECRET,
+    secret: CONTEST_SECRET,
     store,
     onPaymentPaid: async (event, ctx) => {
       await credit((ctx as unknown as { tx: Tx }).tx, event.orderNo);
@@ -286,8 +285,8 @@ async function prisma(tag: string): Promise<Database> {
  * const checks = await run();
  * ```
  */
-export async function run(): Promise<PostgresBenchCheck[]> {
-  const checks: PostgresBenchCheck[] = [];
+export async function run(): Promise<ContestCheck[]> {
+  const checks: ContestCheck[] = [];
   const contests: Array<[string, (tag: string) => Promise<Database>]> = [
     ['PrismaStore', prisma],
     ['DrizzleStore', drizzleOrm],

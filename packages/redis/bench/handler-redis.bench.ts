@@ -1,5 +1,5 @@
 /**
- * The Redis path against the code a merchant would otherwise write (issue 18), same Redis, same ioredis
+ * The Redis path against the code a merchant would otherwise write, same Redis, same ioredis
  * client, same signed bytes, the same hand-rolled verification in front of each:
  *   ours:       createWebhookHandler + RedisDedupeStore (lease, fence, heartbeat, fingerprint, 409 on overlap);
  *   hand-rolled: handRolledVerify, then `SET key token NX PX lease`; on null `GET` tells a duplicate ('done')
@@ -27,9 +27,8 @@ import {
 import { CachePersistenceLayer } from '@aws-lambda-powertools/idempotency/cache';
 import type { CacheClient } from '@aws-lambda-powertools/idempotency/cache/types';
 import { createWebhookHandler } from '@service-pay/core';
+import { handRolledVerify, SECRET, type SignedDelivery, signedDeliveries } from '@service-pay/test-kit/bench';
 import { Redis } from 'ioredis';
-import { SECRET, type SignedDelivery, signedDeliveries } from '../../../bench/src/fixtures.js';
-import { handRolledVerify } from '../../../bench/src/hand-rolled-verify.js';
 import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
 
 const ROUNDS = 7;

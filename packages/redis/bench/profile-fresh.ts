@@ -7,8 +7,8 @@
  */
 import { Session } from 'node:inspector/promises';
 import { createWebhookHandler } from '@service-pay/core';
+import { SECRET, signedDeliveries } from '@service-pay/test-kit/bench';
 import { Redis } from 'ioredis';
-import { SECRET, signedDeliveries } from '../../../bench/src/fixtures.js';
 import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
 
 interface ProfileNode {

@@ -1,12 +1,12 @@
 import { createWebhookHandler } from '@service-pay/core';
 import { dedupeStoreConformance, samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { RedisCluster, redisCli } from '@service-pay/test-kit/redis';
 import { Cluster } from 'ioredis';
 import { Cluster as Cluster5 } from 'ioredis-5';
 import { createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failFastClusterOptions, RedisDedupeStore } from '../src/index.js';
 import { delivery, recordingLogger, SECRET, uniquePrefix } from './support/deliveries.js';
-import { RedisCluster, redisCli } from './support/redis-server.js';
 
 let cluster: RedisCluster | undefined;
 let client: Cluster;

@@ -1,51 +1,35 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { type PaymentPaidEvent, signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { AppProcess, retryUntil, testDeadline } from '@service-pay/test-kit';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { connected, redisOn, SECRET, uniquePrefix } from './support/deliveries.js';
-import { sleep } from './support/redis-server.js';
 
 const PORT = 6379;
 const KEY_PREFIX = uniquePrefix('multi');
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
-const children: ChildProcess[] = [];
+let apps: AppProcess[] = [];
 let urls: string[] = [];
 let redis: Redis;
 
-/** Starts one app instance as a separate Node process; resolves with its URL once it listens. */
-function startInstance(name: string): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/app-instance.ts'], {
+/** Starts one app instance as a separate Node process (test/fixtures/app-instance.ts). */
+function startInstance(name: string): Promise<AppProcess> {
+  return AppProcess.start({
     cwd: packageDir,
-    env: { ...process.env, REDIS_PORT: String(PORT), KEY_PREFIX, WEBHOOK_SECRET: SECRET, INSTANCE: name },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`instance ${name} did not start: ${stderr}`)), 20_000);
-    child.once('exit', (code) => reject(new Error(`instance ${name} exited with ${code}: ${stderr}`)));
-    child.stdout?.on('data', (chunk: Buffer) => {
-      const match = /LISTENING (\d+)/.exec(String(chunk));
-      if (match) {
-        clearTimeout(timer);
-        resolve(`http://127.0.0.1:${match[1]}/`);
-      }
-    });
+    fixture: 'test/fixtures/app-instance.ts',
+    env: { REDIS_PORT: String(PORT), KEY_PREFIX, WEBHOOK_SECRET: SECRET, INSTANCE: name },
   });
 }
 
 beforeAll(async () => {
   redis = await connected(redisOn(PORT));
-  urls = await Promise.all([startInstance('a'), startInstance('b')]);
-}, 30_000);
+  apps = await Promise.all([startInstance('a'), startInstance('b')]);
+  urls = apps.map((app) => app.url);
+}, 90_000);
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  await Promise.all(apps.map((app) => app.kill()));
   const keys = await redis.keys(`${KEY_PREFIX}*`);
   if (keys.length > 0) await redis.del(...keys);
   await redis.quit();
@@ -59,7 +43,8 @@ async function post(url: string, event: PaymentPaidEvent): Promise<number> {
   return response.status;
 }
 
-it('two app processes sharing one Redis run the handler exactly once per payment', async () => {
+it('two app processes sharing one Redis run the handler exactly once per payment', async ({ task }) => {
+  const deadline = testDeadline(task);
   // Warm both instances up (HTTP connection, JIT, scripts loaded on their Redis connections), so neither
   // wins every race below just by having started first.
   for (const url of urls) expect(await post(url!, samplePaymentPaidEvent())).toBe(200);
@@ -78,11 +63,15 @@ it('two app processes sharing one Redis run the handler exactly once per payment
   // A 409 (held by the other instance) is retried by the sender until answered 200.
   for (const { event, statuses } of firstWave) {
     if (statuses.includes(200)) continue;
-    let status = 0;
-    for (let attempt = 0; attempt < 50 && status !== 200; attempt++) {
-      status = await post(urls[attempt % 2]!, event);
-      if (status !== 200) await sleep(50);
-    }
+    // 409 while the holder runs; the first other answer must be 200.
+    let attempt = 0;
+    const status = await retryUntil(
+      `an answer other than 409 for ${event.paymentId}`,
+      () => post(urls[attempt++ % 2]!, event),
+      (answer) => answer !== 409,
+      { deadline },
+      50,
+    );
     expect(status).toBe(200);
   }
   // And duplicates later, on either instance, never run it again.

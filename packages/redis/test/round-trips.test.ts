@@ -1,10 +1,10 @@
 import { createWebhookHandler, PaymentRejectedError } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { RedisServer } from '@service-pay/test-kit/redis';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
 import { connected, delivery, recordingLogger, redisOn, SECRET } from './support/deliveries.js';
-import { RedisServer } from './support/redis-server.js';
 
 // A server of our own, so what its MONITOR shows is this test's client and nothing else.
 let server: RedisServer;
@@ -86,8 +86,8 @@ describe('Redis round trips on the request path', () => {
 
     const event = samplePaymentPaidEvent();
     const first = await roundTrips(() => h(delivery(event)));
-    // The claim is a plain SET ... NX ... GET (Redis >= 7), the completion a plain SET ... GET (Redis >= 6.2,
-    // design v3): no script on the path of a fresh delivery or a duplicate.
+    // The claim is a plain SET ... NX ... GET (Redis >= 7), the completion a plain SET ... GET (Redis >= 6.2):
+    // no script on the path of a fresh delivery or a duplicate.
     expect(first.client).toEqual(['set', 'set']);
     expect(first.server).toBe(2);
 

@@ -205,7 +205,7 @@ describe('service-pay sign', () => {
   });
 });
 
-describe('secrets on the command line (issue 26.7)', () => {
+describe('secrets on the command line', () => {
   it('come from the environment or a file without a warning; --secret still works, with one', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'service-pay-secret-'));
     cleanup.push(() => rm(dir, { recursive: true, force: true }));

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SimulatorError, startSimulator } from '../src/index.js';
 import { input, setup } from './support/fixtures.js';
 
-// The control API behind a Host check and a per-run token (issue 26.1). Before: a page rebound to
+// The control API behind a Host check and a per-run token. Before: a page rebound to
 // 127.0.0.1 (Host and Origin both the attacker's name) got 201 on create, and from there SSRF and a
 // signing oracle through notifyUrl, amend and redeliver.
 

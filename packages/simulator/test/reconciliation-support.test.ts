@@ -4,7 +4,7 @@ import { SimulatorError } from '../src/index.js';
 import { input, setup, signedFetch } from './support/fixtures.js';
 import { startReceiver } from './support/receiver.js';
 
-// What reconciliation and client-retry tests need from the simulator (issue 14, item 3): an endpoint
+// What reconciliation and client-retry tests need from the simulator: an endpoint
 // down for a payment's whole retry window, amended payments, the spec's fields on GET, and a merchant API
 // that answers 503 or 429 for a while.
 

@@ -1,5 +1,5 @@
+import { startServer } from '@service-pay/test-kit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { startServer } from '../../client/test/support/http-server.js';
 import { type DeliveryRecord, generateMerchant, type RetryOptions, startSimulator } from '../src/index.js';
 import { input, setup } from './support/fixtures.js';
 import { type Script, startScriptedReceiver } from './support/receiver.js';

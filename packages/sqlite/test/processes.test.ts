@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { type PaymentPaidEvent, signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { AppProcess } from '@service-pay/test-kit';
 import type Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppProcess } from './support/app-process.js';
 import { open, scratchFolder } from './support/database.js';
 
 const SECRET = 'whsec_sqlite_store_process_tests_0123456789';
+const packageDir = fileURLToPath(new URL('..', import.meta.url));
 
 /** One attempt of the sender over real HTTP: signed now, with a fresh delivery id. */
 async function deliver(url: string, event: PaymentPaidEvent): Promise<{ status: number; code: string | undefined }> {
@@ -23,10 +25,8 @@ describe('SqliteStore across processes (one database file, several app processes
   const apps: AppProcess[] = [];
   const start = async (instance: string, fault = '') => {
     const app = await AppProcess.start({
-      DATABASE_FILE: file,
-      WEBHOOK_SECRET: SECRET,
-      INSTANCE: instance,
-      FAULT: fault,
+      cwd: packageDir,
+      env: { DATABASE_FILE: file, WEBHOOK_SECRET: SECRET, INSTANCE: instance, FAULT: fault },
     });
     apps.push(app);
     return app;

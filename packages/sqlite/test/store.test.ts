@@ -7,6 +7,7 @@ import {
   type WebhookRequestHandler,
 } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { sleep, waitFor } from '@service-pay/test-kit';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/index.js';
@@ -14,7 +15,6 @@ import { open, scratchFolder } from './support/database.js';
 
 const SECRET = 'whsec_sqlite_store_tests_0123456789abcdef';
 const quiet = { warn: () => {}, error: () => {} };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the webhook handler with SqliteStore (better-sqlite3)', () => {
   const folder = scratchFolder();
@@ -110,7 +110,7 @@ describe('the webhook handler with SqliteStore (better-sqlite3)', () => {
       }
     }, 100);
     expect((await send(handle, paid)).status).toBe(500);
-    await sleep(400);
+    await waitFor('the late write to be tried', () => late !== undefined, { timeoutMs: 10_000 }, 20);
     expect(String(late)).toMatch(/transaction has ended/);
     expect(credits(paid.paymentId)).toBe(0);
     expect(() => credit(db, paid.paymentId)).not.toThrow(); // the store's own connection is usable again

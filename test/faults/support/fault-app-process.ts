@@ -1,7 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { killOnExit } from '../../support/kill-on-exit.js';
+import { AppProcess, waitFor } from '@service-pay/test-kit';
 
 const testDir = fileURLToPath(new URL('../../', import.meta.url));
 const fixture = fileURLToPath(new URL('../fixtures/fault-app.ts', import.meta.url));
@@ -31,11 +29,9 @@ export type Framework = 'express' | 'fastify';
  */
 export class FaultAppProcess {
   readonly events: AppEvent[] = [];
-  readonly stderr: string[] = [];
-  #child: ChildProcess | undefined;
+  #app: AppProcess | undefined;
   #life = -1;
   #port = 0;
-  #url = '';
 
   private constructor(
     readonly name: string,
@@ -50,11 +46,16 @@ export class FaultAppProcess {
   }
 
   get url(): string {
-    return this.#url;
+    return `http://127.0.0.1:${this.#port}`;
   }
 
   get webhookUrl(): string {
-    return `${this.#url}/webhooks/service`;
+    return `${this.url}/webhooks/service`;
+  }
+
+  /** What the current process wrote on stderr. */
+  get stderr(): string[] {
+    return this.#app?.stderr ?? [];
   }
 
   /** Events named `ev`, optionally only those of one payment. */
@@ -64,21 +65,12 @@ export class FaultAppProcess {
 
   /** Resolves once `predicate` holds for the events seen so far; rejects after `timeoutMs`. */
   async until(predicate: (events: AppEvent[]) => boolean, timeoutMs: number, what: string): Promise<void> {
-    const end = Date.now() + timeoutMs;
-    while (!predicate(this.events)) {
-      if (Date.now() > end) throw new Error(`${this.name}: ${what} did not happen within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await waitFor(`${this.name}: ${what}`, () => predicate(this.events), { timeoutMs }, 10);
   }
 
   /** SIGKILL, as a crash or an OOM kill would: handlers die wherever they are. */
   async kill(): Promise<void> {
-    const child = this.#child;
-    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGKILL');
-    });
+    await this.#app?.kill();
   }
 
   /** Starts the app again on the port it had, as a process manager would. */
@@ -87,68 +79,36 @@ export class FaultAppProcess {
     await this.#spawn();
   }
 
-  /** SIGTERM, then SIGKILL if it has not left within 2 s. Safe to call twice. */
+  /** SIGTERM, then SIGKILL if it has not left in time. Safe to call twice. */
   async stop(): Promise<void> {
-    const child = this.#child;
-    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    await new Promise<void>((resolve) => {
-      const force = setTimeout(() => child.kill('SIGKILL'), 2_000);
-      child.once('exit', () => {
-        clearTimeout(force);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
+    await this.#app?.stop();
   }
 
   async #spawn(): Promise<void> {
     const life = ++this.#life;
-    const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
-      cwd: testDir,
-      env: {
-        ...process.env,
-        ...this.env,
-        FAULT_FRAMEWORK: this.framework,
-        FAULT_APP: this.name,
-        PORT: String(this.#port),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.#child = child;
-    const forget = killOnExit(child);
-    child.once('exit', forget);
-    createInterface({ input: child.stderr! }).on('line', (line) => {
-      if (this.stderr.length < 500) this.stderr.push(line);
-    });
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (!line.startsWith('{')) return;
+    const event = (line: string): AppEvent | undefined => {
+      if (!line.startsWith('{')) return undefined;
       try {
-        this.events.push({ ...(JSON.parse(line) as AppEvent), life });
+        return { ...(JSON.parse(line) as AppEvent), life };
       } catch {
-        // a line cut short by SIGKILL
+        return undefined; // a line cut short by SIGKILL
       }
+    };
+    this.#app = await AppProcess.start({
+      cwd: testDir,
+      fixture,
+      env: { ...this.env, FAULT_FRAMEWORK: this.framework, FAULT_APP: this.name, PORT: String(this.#port) },
+      onLine: (line) => {
+        const e = event(line);
+        if (e !== undefined) this.events.push(e);
+      },
+      listening: (line) => {
+        const e = event(line);
+        return e?.ev === 'listening' ? Number(new URL(e.url as string).port) : undefined;
+      },
+    }).catch((error: Error) => {
+      throw new Error(`${this.name}: ${error.message}`);
     });
-    await new Promise<void>((resolve, reject) => {
-      const fail = (why: string) => {
-        clearInterval(poll);
-        reject(new Error(`${this.name} ${why}:\n${this.stderr.slice(-40).join('\n')}`));
-      };
-      const timer = setTimeout(() => fail('did not start within 60 s'), 60_000);
-      const onExit = (code: number | null) => {
-        clearTimeout(timer);
-        fail(`exited with ${code} while starting`);
-      };
-      child.once('exit', onExit);
-      const poll = setInterval(() => {
-        const listening = this.events.find((e) => e.ev === 'listening' && e.life === life);
-        if (listening === undefined) return;
-        clearInterval(poll);
-        clearTimeout(timer);
-        child.off('exit', onExit);
-        this.#url = listening.url as string;
-        this.#port = Number(new URL(this.#url).port);
-        resolve();
-      }, 10);
-    });
+    this.#port = this.#app.port;
   }
 }

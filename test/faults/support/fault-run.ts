@@ -6,9 +6,9 @@ import {
   type Simulator,
   startSimulator,
 } from '@service-pay/simulator';
+import { type RedisPersistence, RedisServer } from '@service-pay/test-kit/redis';
 import type pg from 'pg';
 import { connectPostgres, POSTGRES_URL } from '../../support/postgres.js';
-import { type RedisPersistence, RedisServer } from '../../support/redis-server.js';
 import { type AppEvent, FaultAppProcess, type Framework } from './fault-app-process.js';
 
 export interface FaultRunOptions {
@@ -207,9 +207,7 @@ async function stopAll(things: readonly { stop(): Promise<unknown> }[]): Promise
   if (failures.length > 0) throw new AggregateError(failures, 'cleanup failed');
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { sleep } from '@service-pay/test-kit';
 
 /** Describes up to five payment ids, for an assertion's message. */
 export function some(ids: readonly string[]): string {

@@ -1,11 +1,9 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-// The same generation as @service-pay/postgres's tests (a stub for the schema engine that generate never
-// runs), on this package's MySQL schema.
-import { generatePrismaClientOf } from '../../../postgres/test/prisma/generate.js';
+import { generatePrismaClient as generate } from '@service-pay/test-kit/prisma';
 
-/** Vitest global setup of the mysql project: the Prisma client of test/prisma/schema.prisma. */
+/** Vitest global setup of the mysql project (and its ORM bench): the Prisma client of test/prisma/schema.prisma. */
 export default function generatePrismaClient(): void {
   const here = dirname(fileURLToPath(import.meta.url));
-  generatePrismaClientOf(join(here, 'schema.prisma'), join(here, '../..'));
+  generate(join(here, 'schema.prisma'), join(here, '../..'));
 }

@@ -277,8 +277,12 @@ async function start(options: SimulatorOptions, v: RunValues, io: Io): Promise<S
   }
 }
 
+/**
+ * Until `stopped` (Ctrl+C or SIGTERM), then stops the simulator. The caller listens for the signal BEFORE it
+ * prints the start line: whoever reads that line may signal at once, and a signal that arrives before the
+ * listener exists ends the process with the signal's default action (no exit code, state file left behind).
+ */
 async function runUntilStopped(sim: Simulator, io: Io, stopped: Promise<string>): Promise<number> {
-  // Already listening for Ctrl+C: a signal while the state file is written must stop us cleanly too.
   // trigger and deliveries, run from this folder, find this simulator's URL and control token here.
   const removeState = await writeSimulatorState(sim).catch((error: Error) => {
     io.err(`could not write ${STATE_FILE} (${error.message}); give trigger the token with ${TOKEN_ENV}`);

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { createWebhookHandler, type PaymentPaidEvent, verifyWebhook } from '@service-pay/core';
-import { readBody, startServer, type TestServer } from '../../../client/test/support/http-server.js';
+import { readBody, startServer, type TestServer } from '@service-pay/test-kit';
 
 export interface Received {
   deliveryId: string;

@@ -1,31 +1,26 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
+import { freePort } from '../free-port.js';
+import { killOnExit } from '../processes/kill-on-exit.js';
+import { waitFor } from '../wait-for.js';
 
 const MARIADBD = '/usr/sbin/mariadbd';
-const live = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of live) child.kill('SIGKILL');
-});
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * A MariaDB server of the test's own, on a free loopback port with a fresh data directory, which the test
  * may kill (-9) and start again: the machine's shared server is never stopped. Database `test`, user root
  * without a password.
+ *
+ * @example
+ * ```ts
+ * const server = await MariaDbServer.start();
+ * await server.kill();
+ * await server.startAgain();
+ * await server.stop();
+ * ```
  */
 export class MariaDbServer {
   #process: ChildProcess | undefined;
@@ -76,22 +71,19 @@ export class MariaDbServer {
       ],
       { stdio: 'ignore' },
     );
-    live.add(child);
-    child.once('exit', () => live.delete(child));
+    child.once('exit', killOnExit(child));
     this.#process = child;
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      try {
+    await waitFor(
+      `MariaDB on ${this.port}`,
+      async () => {
+        if (child.exitCode !== null) throw new Error(`mariadbd exited with ${child.exitCode}`);
         const probe = await mysql.createConnection({ host: '127.0.0.1', port: this.port, user: 'root' });
         await probe.end();
-        return;
-      } catch (error) {
-        if (Date.now() > deadline || child.exitCode !== null) {
-          throw new Error(`MariaDB did not start on ${this.port}: ${(error as Error).message}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+        return true;
+      },
+      { timeoutMs: 60_000 },
+      100,
+    );
   }
 
   /** Kills the server with SIGKILL, as a crash or a pulled plug would, and waits until it is gone. */

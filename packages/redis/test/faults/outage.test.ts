@@ -1,10 +1,11 @@
 import { createWebhookHandler, type PaymentPaidEvent, type WebhookResponse } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { freePort, sleep, testDeadline, waitFor } from '@service-pay/test-kit';
+import { RedisServer, redisCli } from '@service-pay/test-kit/redis';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
-import { connected, delivery, recordingLogger, redis5On, redisOn, SECRET } from './support/deliveries.js';
-import { freePort, RedisServer, redisCli, sleep } from './support/redis-server.js';
+import { failFastRedisOptions, RedisDedupeStore } from '../../src/index.js';
+import { connected, delivery, recordingLogger, redis5On, redisOn, SECRET } from '../support/deliveries.js';
 
 // The sender gives up at 5 s; the handler must answer 503 well before. The pipeline's bound
 // (storeTimeoutMs) is 2 s; this generous ceiling only catches hanging, never measures speed.
@@ -53,12 +54,9 @@ function expectStoreUnavailable(answer: WebhookResponse & { ms: number }): void 
   expect(answer.ms).toBeLessThan(ANSWERED_WELL_BEFORE_SENDER_TIMEOUT_MS);
 }
 
-async function untilReady(client: Redis): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (client.status !== 'ready') {
-    if (Date.now() > deadline) throw new Error(`client did not reconnect: ${client.status}`);
-    await sleep(20);
-  }
+/** Resolves once `client` has reconnected (the test's deadline bounds the wait). */
+function untilReady(client: Redis, deadline: number): Promise<boolean> {
+  return waitFor(`the client to reconnect (${client.status})`, () => client.status === 'ready', { deadline }, 20);
 }
 
 describe.each(CLIENTS)('outage, client with %s', (_label, clientOn) => {
@@ -82,7 +80,10 @@ describe.each(CLIENTS)('outage, client with %s', (_label, clientOn) => {
     expect(logger.entries.filter((e) => e.level === 'warn')).toEqual([]);
   });
 
-  it('Redis killed mid-run: 503s while down, and after restart each retry is credited exactly once', async () => {
+  it('Redis killed mid-run: 503s while down, and after restart each retry is credited exactly once', async ({
+    task,
+  }) => {
+    const deadline = testDeadline(task);
     const server = await RedisServer.start();
     cleanups.push(() => server.stop());
     const client = track(await connected(clientOn(server.port)));
@@ -118,8 +119,8 @@ describe.each(CLIENTS)('outage, client with %s', (_label, clientOn) => {
     expect([...runs.values()].reduce((a, b) => a + b, 0)).toBe(runsBefore);
 
     // Back on the same port, empty (no persistence). The sender retries what it has no 200 for.
-    await server.start();
-    await untilReady(client);
+    await server.startAgain();
+    await untilReady(client, deadline);
     const retried = payments.filter((e) => !credited.has(e.paymentId));
     expect(retried.length).toBeGreaterThan(0);
     for (const event of retried) {
@@ -135,7 +136,10 @@ describe.each(CLIENTS)('outage, client with %s', (_label, clientOn) => {
     for (const event of [...before, ...payments]) expect(runs.get(event.paymentId)).toBe(1);
   });
 
-  it('Redis stops answering (CLIENT PAUSE): 503 within the bound, and the retry after it is not locked out', async () => {
+  it('Redis stops answering (CLIENT PAUSE): 503 within the bound, and the retry after it is not locked out', async ({
+    task,
+  }) => {
+    const deadline = testDeadline(task);
     const server = await RedisServer.start();
     cleanups.push(() => server.stop());
     const client = track(await connected(clientOn(server.port)));
@@ -147,8 +151,11 @@ describe.each(CLIENTS)('outage, client with %s', (_label, clientOn) => {
     expect(runs.size).toBe(0);
 
     // The claim sent during the pause still ran once Redis woke up; the pipeline released it (fenced by its
-    // token) right behind it, so the sender's retry is handled now instead of meeting 409 for a whole lease.
-    await sleep(2_000);
+    // token) right behind it on the same connection, so the sender's retry, queued behind both once Redis
+    // answers again, is handled now instead of meeting 409 for a whole lease.
+    await waitFor('Redis to answer after the pause', async () => (await redisCli(server.port, 'ping')) === 'PONG', {
+      deadline,
+    });
     const retry = await handle(delivery(event));
     expect(retry.status).toBe(200);
     expect(JSON.parse(retry.body)).toEqual({ received: true });

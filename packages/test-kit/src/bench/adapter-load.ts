@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { handRolledVerify as sharedHandRolledVerify } from '../../../bench/src/hand-rolled-verify.js';
+import { handRolledVerify as sharedHandRolledVerify } from './hand-rolled-verify.js';
 
 /**
  * Loopback load for the adapter benchmarks: autocannon in a process of its own (so the server under test keeps

@@ -7,6 +7,12 @@ let hooked = false;
  * Kills `child` when this process exits, however the test ended (a failed assertion skips nothing here,
  * but a crashed hook or a worker torn down early would otherwise leave servers running, or stopped by
  * SIGSTOP for good). Returns a function that forgets the child once it has exited by itself.
+ *
+ * @example
+ * ```ts
+ * const child = spawn('redis-server', ['--port', String(port)]);
+ * child.once('exit', killOnExit(child));
+ * ```
  */
 export function killOnExit(child: ChildProcess): () => void {
   if (!hooked) {

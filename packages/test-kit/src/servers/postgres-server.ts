@@ -1,9 +1,9 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../free-port.js';
 
 const run = promisify(execFile);
 
@@ -26,19 +26,6 @@ function asServerUser(command: string, args: string[]): [string, string[]] {
   return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
 }
 
-/** A loopback port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 // Whatever happens to a test (failure, timeout, a worker torn down), no server outlives the run.
 const live = new Set<PostgresServer>();
 process.once('exit', () => {
@@ -49,6 +36,14 @@ process.once('exit', () => {
  * A PostgreSQL server of the test's own: `initdb` into a temp dir and `pg_ctl` on a free loopback port,
  * trust auth for `postgres`. It can be stopped like a crash (`-m immediate`) and started again on the same
  * port and data, which then goes through crash recovery like a real restart.
+ *
+ * @example
+ * ```ts
+ * const server = await PostgresServer.start();
+ * await server.stopImmediate();
+ * await server.startAgain();
+ * await server.stop();
+ * ```
  */
 export class PostgresServer {
   private constructor(
@@ -114,6 +109,7 @@ export class PostgresServer {
     live.delete(this);
   }
 
+  /** Stops the server and removes its files without waiting on the event loop (at process exit). */
   stopNowSync(): void {
     try {
       const [command, args] = asServerUser(join(this.bin, 'pg_ctl'), [...this.#ctlArgs('stop'), '-m', 'immediate']);

@@ -1,0 +1,85 @@
+import { createWebhookHandler, type PaymentPaidEvent, type WebhookResponse } from '@service-pay/core';
+import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { retryUntil, testDeadline, waitFor } from '@service-pay/test-kit';
+import { RedisServer, redisCli } from '@service-pay/test-kit/redis';
+import { describe, expect, it } from 'vitest';
+import { RedisDedupeStore } from '../../src/index.js';
+import { families } from '../support/client-families.js';
+import { delivery, recordingLogger, SECRET } from '../support/deliveries.js';
+
+// The Redis fault rows that apply to every client family beside ioredis (node-redis 5, iovalkey,
+// @upstash/redis through the local bridge), each on a redis-server of the test's own that it kills or pauses.
+
+describe.each(families)('outages with $name', (family) => {
+  it('Redis killed mid-run: 503 while down, nothing runs; after restart each retry is credited once', async ({
+    task,
+  }) => {
+    const deadline = testDeadline(task);
+    const own = await RedisServer.start();
+    const { client, close } = await family.open(own.port);
+    try {
+      const runs = new Map<string, number>();
+      const handle = createWebhookHandler({
+        secret: SECRET,
+        store: new RedisDedupeStore({ client }),
+        logger: recordingLogger(),
+        onPaymentPaid: (event) => void runs.set(event.paymentId, (runs.get(event.paymentId) ?? 0) + 1),
+      });
+      const event: PaymentPaidEvent = samplePaymentPaidEvent();
+      await own.kill();
+      const down: WebhookResponse = await handle(delivery(event));
+      expect(down.status).toBe(503);
+      expect(JSON.parse(down.body)).toMatchObject({ error: 'STORE_UNAVAILABLE' });
+      expect(runs.size).toBe(0);
+      await own.startAgain();
+      // The sender retries until it gets its answer, each try bounded by storeTimeoutMs; the client comes
+      // back on its own reconnect schedule, which a loaded machine stretches. All of it within the test's time.
+      const retry = await retryUntil(
+        'a 200 after the restart',
+        () => handle(delivery(event)),
+        (answer) => answer.status === 200,
+        { deadline },
+      );
+      expect(JSON.parse(retry.body)).toEqual({ received: true });
+      expect(JSON.parse((await handle(delivery(event))).body)).toEqual({ received: true, duplicate: true });
+      expect(runs.get(event.paymentId)).toBe(1);
+    } finally {
+      await close();
+      await own.stop();
+    }
+  });
+
+  it('Redis stops answering (CLIENT PAUSE): 503 within the pipeline bound, and the retry after it is not locked out', async ({
+    task,
+  }) => {
+    const deadline = testDeadline(task);
+    const own = await RedisServer.start();
+    const { client, close } = await family.open(own.port);
+    try {
+      const runs = new Map<string, number>();
+      const handle = createWebhookHandler({
+        secret: SECRET,
+        store: new RedisDedupeStore({ client }),
+        logger: recordingLogger(),
+        storeTimeoutMs: 500,
+        onPaymentPaid: (event) => void runs.set(event.paymentId, (runs.get(event.paymentId) ?? 0) + 1),
+      });
+      const event = samplePaymentPaidEvent();
+      await redisCli(own.port, 'client', 'pause', '1500', 'ALL');
+      const paused = await handle(delivery(event));
+      expect(paused.status).toBe(503);
+      expect(runs.size).toBe(0);
+      // The claim sent during the pause still runs once Redis wakes up, and the release the pipeline queued
+      // behind it on the same connection right after; the retry below queues behind both.
+      await waitFor('Redis to answer after the pause', async () => (await redisCli(own.port, 'ping')) === 'PONG', {
+        deadline,
+      });
+      const retry = await handle(delivery(event));
+      expect(JSON.parse(retry.body)).toEqual({ received: true });
+      expect(runs.get(event.paymentId)).toBe(1);
+    } finally {
+      await close();
+      await own.stop();
+    }
+  });
+});
