@@ -1,4 +1,5 @@
 import { holdTransaction, type InboxRecord, type TransactionClaim, type TransactionSession } from '@service-pay/core';
+import type { InboxSql } from '@service-pay/sql/postgres';
 import type { Sql, TransactionSql } from 'postgres';
 import {
   type Driver,
@@ -9,7 +10,6 @@ import {
   nestedTransactionError,
   PRUNE_BATCH,
 } from './driver.js';
-import type { InboxSql } from './inbox-sql.js';
 
 /**
  * postgres.js: each attempt runs inside the client's own `sql.begin(...)`, held open (core's

@@ -1,9 +1,8 @@
 import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
+import { InboxSql, tableName } from '@service-pay/sql/postgres';
 import type { Sql, TransactionSql } from 'postgres';
 import { pruneAge } from './driver.js';
-import { InboxSql } from './inbox-sql.js';
 import { PostgresJsDriver } from './postgres-js-driver.js';
-import { tableName } from './table-name.js';
 
 /**
  * Options of `PostgresJsStore`.
@@ -56,7 +55,7 @@ export class PostgresJsStore implements TransactionalStore<TransactionSql> {
     if (typeof sql !== 'function' || typeof sql.begin !== 'function' || typeof sql.unsafe !== 'function') {
       throw new TypeError('PostgresJsStore: options.sql must be a postgres.js instance (postgres(url)).');
     }
-    const table = tableName(options.tableName);
+    const table = tableName(options.tableName, 'PostgresJsStore');
     this.tableName = table.name;
     this.#driver = new PostgresJsDriver(sql, new InboxSql(table));
   }

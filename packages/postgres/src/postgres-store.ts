@@ -1,12 +1,11 @@
 import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
+import { InboxSql, tableName } from '@service-pay/sql/postgres';
 import type { Pool, PoolClient } from 'pg';
 import { type Driver, pruneAge } from './driver.js';
-import { InboxSql } from './inbox-sql.js';
 import { PgDriver } from './pg-driver.js';
 import { PGliteDriver } from './pglite-driver.js';
 import type { PGliteLike, PGliteTransaction } from './pglite-types.js';
 import { keepPoolErrorsFromCrashing } from './pool-errors.js';
-import { tableName } from './table-name.js';
 
 /**
  * Options both flavours share.

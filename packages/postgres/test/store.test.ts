@@ -1,10 +1,9 @@
 import type { PGlite, Transaction } from '@electric-sql/pglite';
 import type { TxOf } from '@service-pay/core';
+import { quoteLiteral, tableName } from '@service-pay/sql/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { type PGliteLike, type PGliteTransaction, PostgresStore } from '../src/index.js';
-import { quoteLiteral } from '../src/sql-text.js';
-import { tableName } from '../src/table-name.js';
 import { DATABASE_URL, openPGlite, openPool, uniqueName } from './support/database.js';
 
 describe('PostgresStore options', () => {

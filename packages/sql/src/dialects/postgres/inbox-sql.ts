@@ -89,14 +89,14 @@ $service_pay$`;
   }
 
   /** The savepoint a rejection rolls back to, taken right after the claim. */
-  savepoint(): string {
+  static savepoint(): string {
     return `SAVEPOINT ${SAVEPOINT}`;
   }
 
   /** The key's row, then the savepoint (PGlite alone: the lock is held in the process, see `PGliteDriver`). */
   beginWithoutLock(key: string): string {
     return `SELECT fingerprint FROM ${this.table.sql} WHERE key = ${quoteLiteral(key)};
-${this.savepoint()}`;
+${InboxSql.savepoint()}`;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { InboxRecord } from '@service-pay/core';
+import type { Statement } from '../../client.js';
 import type { TableName } from './table-name.js';
 
 /** The savepoint taken right after the key: a rejection rolls back to it and keeps only the inbox row. */
@@ -12,12 +13,6 @@ const SAVEPOINT = 'service_pay_handler';
  */
 export const LOCK_SLOTS = 65_536;
 
-/** A statement and its bound values, as mysql2's `query(sql, values)` takes them. */
-export interface Statement {
-  sql: string;
-  values: unknown[];
-}
-
 /**
  * Every statement the store sends, for one inbox table. Values are always bound (`?`); mysql2 escapes them
  * on the client (`query`), so each statement is one round trip.
@@ -25,12 +20,21 @@ export interface Statement {
 export class InboxSql {
   constructor(readonly table: TableName) {}
 
-  /** Creates the table and its indexes if missing (idempotent). */
-  migrate(): string {
+  /**
+   * Creates the table and its indexes if missing, then widens what an older version made narrower: every
+   * text column holds what core accepts (a payment id of 256 characters, a key of 512). Idempotent; a
+   * column already that wide is left as it is.
+   */
+  migrateStatements(): string[] {
+    return [this.createTable(), this.widen()];
+  }
+
+  /** The inbox table as this version makes it. */
+  private createTable(): string {
     return `CREATE TABLE IF NOT EXISTS ${this.table.sql} (
   \`key\` VARCHAR(512) NOT NULL,
   fingerprint VARCHAR(255) NOT NULL,
-  payment_id VARCHAR(255) NOT NULL,
+  payment_id VARCHAR(256) NOT NULL,
   delivery_id VARCHAR(255) NULL,
   source VARCHAR(16) NOT NULL,
   outcome VARCHAR(16) NOT NULL,
@@ -67,8 +71,16 @@ export class InboxSql {
     return { sql: `SELECT fingerprint FROM ${this.table.sql} WHERE \`key\` = ?`, values: [key] };
   }
 
-  savepoint(): string {
+  static savepoint(): string {
     return `SAVEPOINT ${SAVEPOINT}`;
+  }
+
+  /**
+   * Versions before this one made `payment_id` VARCHAR(255), one short of core's 256 characters: widened in
+   * place (an online change: the length prefix already takes two bytes in utf8mb4). A no-op once wide.
+   */
+  private widen(): string {
+    return `ALTER TABLE ${this.table.sql} MODIFY payment_id VARCHAR(256) NOT NULL`;
   }
 
   /** The inbox row, after rolling back to the savepoint for a rejection. */

@@ -1,0 +1,62 @@
+import type { InboxRecord } from '@service-pay/core';
+import type { Row, Statement, StatementResult } from './client.js';
+
+/**
+ * What the claim statement found, as the dialect reads its answer: the key is this transaction's to run
+ * (`session` names the connection, for interrupting it), another transaction holds it, or it was recorded.
+ */
+export type ClaimResult =
+  | { readonly state: 'free'; readonly session: unknown }
+  | { readonly state: 'held' }
+  | { readonly state: 'completed'; readonly fingerprint: string };
+
+/** How far a rollback has to go to end a transaction whose handler still runs a statement. */
+export type Interruption = 'statement' | 'session';
+
+/**
+ * What the statements say, for one database: the inbox table, the claim, lock-busy errors, error
+ * explanations, and how to interrupt a running statement. One file per dialect (`dialects/postgres.ts`,
+ * `dialects/mysql.ts`); any client (`SqlClient`) runs them.
+ *
+ * @example
+ * ```ts
+ * const table = postgresDialect.table('billing.inbox', 'KyselyStore');
+ * await client.queryOutside(postgresDialect.claim(table, key));
+ * ```
+ */
+export interface SqlDialect<Table extends { readonly name: string }> {
+  /** For messages: `PostgreSQL`, `MySQL`. */
+  readonly name: string;
+  /** Checks and quotes the inbox table's name; a `TypeError` naming `store` when it is not one. */
+  table(value: unknown, store: string): Table;
+  /** Creates (or widens) the inbox and what the claim needs; run in order, `inTransaction` or autocommit. */
+  migrate(table: Table): { readonly statements: readonly Statement[]; readonly inTransaction: boolean };
+  /**
+   * Optional, outside any transaction and without locking: the key's recorded fingerprint, so a duplicate
+   * is answered from one round trip (dialects whose claim cannot say it as cheaply).
+   */
+  peek?(table: Table, key: string): Statement;
+  /** In the delivery's transaction: takes the key without waiting and reads its inbox row. */
+  claim(table: Table, key: string): Statement;
+  /** Reads the claim's answer; throws (naming `store`) when it shows a table that was never migrated. */
+  readClaim(rows: readonly Row[], table: Table, store: string): ClaimResult;
+  /** Whether the claim failed because another transaction holds the key (answered without waiting). */
+  isLockBusy(error: unknown): boolean;
+  /** Taken right after the claim: a rejection rolls back to it and keeps only the inbox row. */
+  readonly savepoint: Statement;
+  /** The inbox row (after rolling back to the savepoint, for a rejection). */
+  record(table: Table, key: string, fingerprint: string, record: InboxRecord): Statement[];
+  /** Deletes up to `batch` rows older than `olderThanMs`. */
+  pruneBatch(table: Table, batch: number, olderThanMs: number): Statement;
+  /** How many rows a `pruneBatch` deleted. */
+  deleted(result: StatementResult): number;
+  /**
+   * The statement that interrupts `session`'s running statement (`statement`) or ends the session
+   * (`session`), sent from another connection; undefined when `session` cannot be named.
+   */
+  interrupt(session: unknown, how: Interruption): Statement | undefined;
+  /** A database error as the fix it needs (a missing table says `migrate()`), naming `store`. */
+  explainError(error: unknown, table: Table, store: string): unknown;
+  /** Whether SQL text would end or restart the delivery's transaction (BEGIN, COMMIT, ROLLBACK, ...). */
+  endsTransaction(text: unknown): boolean;
+}

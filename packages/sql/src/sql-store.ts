@@ -1,0 +1,139 @@
+import { holdTransaction, type TransactionalStore, type TransactionClaim } from '@service-pay/core';
+import type { SqlClient } from './client.js';
+import type { Interruption, SqlDialect } from './dialect.js';
+import { HeldSession, type HeldSessionContext } from './held-session.js';
+import { IN_PROGRESS_RETRY_MS, PRUNE_BATCH, pruneAge } from './prune-age.js';
+
+/**
+ * A store as a binding of one client to one dialect: what `KyselyStore`, `DrizzleStore`, `PrismaStore`,
+ * `KnexStore` and `TypeOrmStore` pass once their options are checked.
+ *
+ * @example
+ * ```ts
+ * const binding: SqlBinding<Transaction<DB>, PostgresTable> = { store: 'KyselyStore', client: kyselyClient(db), dialect: postgresDialect, tableName, scope };
+ * ```
+ */
+export interface SqlBinding<Tx, Table extends { readonly name: string }> {
+  /** The public store's name, for every message (`KyselyStore`). */
+  readonly store: string;
+  readonly client: SqlClient<Tx>;
+  readonly dialect: SqlDialect<Table>;
+  /** The inbox table's name as the app gave it (default `service_pay_inbox`). */
+  readonly tableName: unknown;
+  /** Names this store's deliveries for the own-transaction guard (`refuseOwnTransactions`). */
+  readonly scope: object;
+}
+
+/**
+ * The transactional store on a client's own interactive transaction, for any dialect: each attempt runs
+ * inside the client's transaction, held open (core's `holdTransaction`) until the pipeline commits or rolls
+ * back, so `ctx.tx` is the client's transaction object and the shop's credit, written with its own ORM,
+ * commits with the inbox row. The public stores extend it and only check their options.
+ *
+ * @example
+ * ```ts
+ * class KyselyStore<DB> extends SqlStore<Transaction<DB>, PostgresTable> {
+ *   constructor(options: KyselyStoreOptions<DB>) {
+ *     super({ store: 'KyselyStore', client: kyselyClient(db), dialect: postgresDialect, tableName: options.tableName, scope });
+ *   }
+ * }
+ * ```
+ */
+export abstract class SqlStore<Tx, Table extends { readonly name: string } = { readonly name: string }>
+  implements TransactionalStore<Tx>
+{
+  readonly kind = 'transactional';
+  /** The inbox table's name as given (default `service_pay_inbox`). */
+  readonly tableName: string;
+  readonly #binding: SqlBinding<Tx, Table>;
+  readonly #table: Table;
+
+  protected constructor(binding: SqlBinding<Tx, Table>) {
+    this.#binding = binding;
+    this.#table = binding.dialect.table(binding.tableName, binding.store);
+    this.tableName = this.#table.name;
+  }
+
+  /**
+   * Opens the client's transaction holding `key`, or says why not: another transaction holds it
+   * (`in-progress`, without waiting) or it was recorded before (`completed`, with the recorded fingerprint).
+   */
+  async begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>> {
+    const { store, client, dialect } = this.#binding;
+    const table = this.#table;
+    if (dialect.peek !== undefined) {
+      let recorded: unknown;
+      try {
+        recorded = (await client.queryOutside(dialect.peek(table, key))).rows[0]?.fingerprint;
+      } catch (error) {
+        throw dialect.explainError(error, table, store);
+      }
+      // A committed row never changes, so no transaction is needed to say so.
+      if (recorded !== null && recorded !== undefined) return { state: 'completed', fingerprint: String(recorded) };
+    }
+    const held = await holdTransaction<Tx>((work) => client.transaction(work));
+    let claim: ReturnType<typeof dialect.readClaim>;
+    try {
+      claim = dialect.readClaim((await client.query(held.tx, dialect.claim(table, key))).rows, table, store);
+      if (claim.state === 'free') await client.query(held.tx, dialect.savepoint);
+    } catch (error) {
+      await held.rollback();
+      if (dialect.isLockBusy(error)) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
+      throw dialect.explainError(error, table, store);
+    }
+    if (claim.state === 'free') {
+      const session = claim.session;
+      const context: HeldSessionContext<Tx, Table> = {
+        ...this.#binding,
+        table,
+        interrupt: (how) => this.#interrupt(session, how),
+      };
+      return { state: 'claimed', session: new HeldSession(context, held, key, fingerprint) };
+    }
+    // Nothing to do in this transaction; a failed rollback leaves nothing behind either (the server rolls
+    // back what a dropped connection held).
+    await held.rollback();
+    return claim.state === 'held'
+      ? { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS }
+      : { state: 'completed', fingerprint: claim.fingerprint };
+  }
+
+  /**
+   * Creates the inbox table (and what the claim needs) if missing; idempotent and safe from several
+   * processes at once. Run it once at start-up.
+   */
+  async migrate(): Promise<void> {
+    const { client, dialect } = this.#binding;
+    const { statements, inTransaction } = dialect.migrate(this.#table);
+    if (!inTransaction) {
+      for (const statement of statements) await client.queryOutside(statement);
+      return;
+    }
+    await client.transaction(async (tx) => {
+      for (const statement of statements) await client.query(tx, statement);
+    });
+  }
+
+  /**
+   * Deletes inbox rows older than `olderThanMs`, in batches; resolves with how many. A pruned payment would
+   * be credited again if delivered again: keep rows longer than the sender retries and you reconcile.
+   */
+  async prune(options: { olderThanMs: number }): Promise<number> {
+    const { store, client, dialect } = this.#binding;
+    const olderThanMs = pruneAge(options, store);
+    let deleted = 0;
+    for (;;) {
+      const count = dialect.deleted(
+        await client.queryOutside(dialect.pruneBatch(this.#table, PRUNE_BATCH, olderThanMs)),
+      );
+      deleted += count;
+      if (count < PRUNE_BATCH) return deleted;
+    }
+  }
+
+  async #interrupt(session: unknown, how: Interruption): Promise<void> {
+    const statement = this.#binding.dialect.interrupt(session, how);
+    if (statement === undefined) return;
+    await this.#binding.client.queryOutside(statement).catch(() => undefined);
+  }
+}
