@@ -1,8 +1,7 @@
-import { refuseOwnTransactions } from '@service-pay/core/node';
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import type { ClientAdapter, Row } from './clients/client-driver.js';
-import { MySqlClientStore } from './clients/client-store.js';
-import type { Statement } from './inbox-sql.js';
+import { SqlStore } from '@service-pay/sql';
+import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
+import { mysqlDialect } from '@service-pay/sql/mysql';
+import type { Kysely, Transaction } from 'kysely';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -47,34 +46,10 @@ export interface KyselyStoreOptions<DB> {
  * } });
  * ```
  */
-export class KyselyStore<DB> extends MySqlClientStore<Transaction<DB>> {
+export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
   constructor(options: KyselyStoreOptions<DB>) {
-    const db = (options as Partial<KyselyStoreOptions<DB>> | null)?.db;
-    if (
-      db === null ||
-      typeof db !== 'object' ||
-      typeof db.transaction !== 'function' ||
-      typeof db.selectFrom !== 'function'
-    ) {
-      throw new TypeError(
-        'KyselyStore: options.db must be a Kysely instance (new Kysely<DB>({ dialect: new MysqlDialect(...) })).',
-      );
-    }
-    if (db.isTransaction) {
-      throw new TypeError("KyselyStore: options.db is a Transaction; pass the app's Kysely instance.");
-    }
-    const scope = {};
-    const own = refuseOwnTransactions(db, ['transaction', 'startTransaction'], scope, 'KyselyStore');
-    const run = (executor: Kysely<DB>, statement: Statement) =>
-      executor.executeQuery<Row>(CompiledQuery.raw(statement.sql, statement.values));
-    const adapter: ClientAdapter<Transaction<DB>> = {
-      store: 'KyselyStore',
-      transaction: (work) => own.transaction().execute(work),
-      query: async (tx, statement) => (await run(tx, statement)).rows,
-      queryOutside: async (statement) => (await run(db, statement)).rows,
-      affectedOutside: async (statement) => Number((await run(db, statement)).numAffectedRows ?? 0),
-      rawTextMethods: [],
-    };
-    super(adapter, options.tableName, scope);
+    const db = kyselyOption<DB>(options, 'KyselyStore', 'new Kysely<DB>({ dialect: new MysqlDialect(...) })');
+    const { client, scope } = kyselyClient(db, 'KyselyStore');
+    super({ store: 'KyselyStore', client, dialect: mysqlDialect, tableName: options.tableName, scope });
   }
 }

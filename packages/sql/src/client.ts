@@ -46,6 +46,11 @@ export interface SqlClient<Tx> {
   queryOutside(statement: Statement): Promise<StatementResult>;
   /** Names of `tx`'s methods that take SQL text first (checked for BEGIN/COMMIT/ROLLBACK). */
   readonly rawTextMethods: readonly string[];
+  /**
+   * Optional: what else of `tx` the handler must not touch, for a client whose transaction object is a
+   * bare connection (mysql2's `commit()`, `release()`); `ended` says when the delivery is over.
+   */
+  guard?(tx: Tx, ended: () => boolean): Tx;
 }
 
 /** A statement without values. */

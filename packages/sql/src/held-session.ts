@@ -33,8 +33,9 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     private readonly fingerprint: string,
   ) {
     const { store, client, dialect } = context;
-    this.tx = guardTransaction(held.tx, {
-      ended: () => this.#ended,
+    const ended = () => this.#ended;
+    this.tx = guardTransaction(client.guard?.(held.tx, ended) ?? held.tx, {
+      ended,
       rawTextMethods: client.rawTextMethods,
       endsTransaction: (text) => dialect.endsTransaction(text),
       endedError: () => endedError(store),

@@ -125,8 +125,8 @@ async function figures(scenario: string, paymentIds: string[]) {
   return { ...result, codes };
 }
 
-// The same rows for each store: MySqlStore on mysql2 (GET_LOCK), and the ORM stores (row locks in the ORM's
-// own transaction).
+// The same rows for each store: MySqlStore on mysql2 and the ORM stores, each taking the key as a row lock
+// in its own transaction.
 describe.each(['mysql2', 'kysely', 'drizzle', 'prisma'])(
   '%s under faults, 3 app processes sharing one MariaDB',
   (name) => {

@@ -6,8 +6,8 @@ import { resultOf, type SqlClient, type Statement } from '../client.js';
 export interface DrizzleDatabaseLike {
   // biome-ignore lint/suspicious/noExplicitAny: the transaction's type is the dialect's
   transaction(fn: (tx: any) => Promise<any>, config?: any): Promise<any>;
-  // biome-ignore lint/suspicious/noExplicitAny: each dialect answers its own result shape
-  execute(query: SQL): PromiseLike<any>;
+  // biome-ignore lint/suspicious/noExplicitAny: the query is drizzle-orm's SQL, of whichever copy the app installed
+  execute(query: any): PromiseLike<unknown>;
 }
 
 /**

@@ -21,7 +21,7 @@ export interface PrismaLike {
   // biome-ignore lint/suspicious/noExplicitAny: the transaction client's type is the generated client's
   $transaction<R>(fn: (tx: any) => Promise<R>, options?: PrismaTransactionOptions): Promise<R>;
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
-  $executeRawUnsafe?(query: string, ...values: unknown[]): PromiseLike<number>;
+  $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
 }
 
 /**
@@ -69,7 +69,7 @@ export function prismaClient<Client extends PrismaLike>(
   const scope = {};
   const own = refuseOwnTransactions(prisma, ['$transaction'], scope, store);
   const run = async (client: PrismaLike, statement: Statement) => {
-    if (statement.write === true && client.$executeRawUnsafe !== undefined) {
+    if (statement.write === true) {
       return { rows: [], affected: Number(await client.$executeRawUnsafe(statement.sql, ...statement.values)) };
     }
     return resultOf((await client.$queryRawUnsafe<Row[]>(statement.sql, ...statement.values)) ?? []);
@@ -99,7 +99,8 @@ export function prismaOption<Client extends PrismaLike>(options: unknown, store:
     prisma === null ||
     typeof prisma !== 'object' ||
     typeof prisma.$transaction !== 'function' ||
-    typeof prisma.$queryRawUnsafe !== 'function'
+    typeof prisma.$queryRawUnsafe !== 'function' ||
+    typeof prisma.$executeRawUnsafe !== 'function'
   ) {
     throw new TypeError(`${store}: options.prisma must be a PrismaClient (${example}).`);
   }

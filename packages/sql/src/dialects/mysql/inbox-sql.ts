@@ -48,29 +48,7 @@ export class InboxSql {
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
   }
 
-  /**
-   * The key's lock name for `GET_LOCK`: at most 64 characters (MySQL's limit), so a hash of table and key.
-   * Locks are per server, so the table's name is part of it: two inbox tables never share a lock.
-   */
-  lockName(key: string): string {
-    return `service-pay:${createHash('sha256').update(`${this.table.name}:${key}`).digest('hex').slice(0, 51)}`;
-  }
-
-  /** Takes the key without waiting (0 s): `locked` 1 when this session now holds it; `id` the session's. */
-  lock(key: string): Statement {
-    return { sql: 'SELECT GET_LOCK(?, 0) AS locked, CONNECTION_ID() AS id', values: [this.lockName(key)] };
-  }
-
-  /** Frees the key; the session's other locks (none) are untouched. */
-  unlock(key: string): Statement {
-    return { sql: 'DO RELEASE_LOCK(?)', values: [this.lockName(key)] };
-  }
-
-  /** The key's row, read inside the transaction after the lock (its snapshot starts at this read). */
-  read(key: string): Statement {
-    return { sql: `SELECT fingerprint FROM ${this.table.sql} WHERE \`key\` = ?`, values: [key] };
-  }
-
+  /** The savepoint a rejection rolls back to, taken right after the claim. */
   static savepoint(): string {
     return `SAVEPOINT ${SAVEPOINT}`;
   }
@@ -152,6 +130,7 @@ export class InboxSql {
     return {
       sql: `DELETE FROM ${this.table.sql} WHERE created_at < NOW(3) - INTERVAL ? MICROSECOND LIMIT ${batch}`,
       values: [Math.floor(olderThanMs) * 1000],
+      write: true,
     };
   }
 }
