@@ -1,9 +1,9 @@
 import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
+import { pruneAge } from '@service-pay/sql';
+import { InboxSql, tableName } from '@service-pay/sql/sqlite';
 import type { Database } from 'better-sqlite3';
 import { BetterSqlite3Driver } from './better-sqlite3-driver.js';
 import type { Driver } from './driver.js';
-import { InboxSql } from './inbox-sql.js';
-import { tableName } from './table-name.js';
 
 /**
  * Options every client shares.
@@ -151,13 +151,7 @@ class Store<Tx> implements SqliteStore<Tx> {
   }
 
   async prune(options: { olderThanMs: number }): Promise<number> {
-    const olderThanMs = (options as { olderThanMs?: unknown } | null)?.olderThanMs;
-    if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
-      throw new RangeError(
-        `SqliteStore.prune: olderThanMs must be a number of milliseconds >= 0, got ${JSON.stringify(olderThanMs)}.`,
-      );
-    }
-    return await this.#driver.prune(olderThanMs);
+    return await this.#driver.prune(pruneAge(options, 'SqliteStore'));
   }
 }
 
