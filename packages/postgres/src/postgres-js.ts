@@ -1,8 +1,7 @@
-import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
-import { InboxSql, tableName } from '@service-pay/sql/postgres';
+import { SqlStore } from '@service-pay/sql';
+import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Sql, TransactionSql } from 'postgres';
-import { pruneAge } from './driver.js';
-import { PostgresJsDriver } from './postgres-js-driver.js';
+import { postgresJsClient } from './clients/postgres-js.js';
 
 /**
  * Options of `PostgresJsStore`.
@@ -44,34 +43,13 @@ export interface PostgresJsStoreOptions {
  * } });
  * ```
  */
-export class PostgresJsStore implements TransactionalStore<TransactionSql> {
-  readonly kind = 'transactional';
-  /** The inbox table's name as given (default `service_pay_inbox`). */
-  readonly tableName: string;
-  readonly #driver: PostgresJsDriver;
-
+export class PostgresJsStore extends SqlStore<TransactionSql> {
   constructor(options: PostgresJsStoreOptions) {
     const sql = (options as Partial<PostgresJsStoreOptions> | null)?.sql;
     if (typeof sql !== 'function' || typeof sql.begin !== 'function' || typeof sql.unsafe !== 'function') {
       throw new TypeError('PostgresJsStore: options.sql must be a postgres.js instance (postgres(url)).');
     }
-    const table = tableName(options.tableName, 'PostgresJsStore');
-    this.tableName = table.name;
-    this.#driver = new PostgresJsDriver(sql, new InboxSql(table));
-  }
-
-  /** Opens `sql.begin` holding `key`, or says why not (`in-progress` without waiting, or `completed`). */
-  begin(key: string, fingerprint: string): Promise<TransactionClaim<TransactionSql>> {
-    return this.#driver.begin(key, fingerprint);
-  }
-
-  /** Creates the inbox table and its indexes if missing; idempotent and safe from several processes. */
-  migrate(): Promise<void> {
-    return this.#driver.migrate();
-  }
-
-  /** Deletes inbox rows older than `olderThanMs`, in batches; resolves with how many. */
-  async prune(options: { olderThanMs: number }): Promise<number> {
-    return await this.#driver.prune(pruneAge(options, 'PostgresJsStore'));
+    const client = postgresJsClient(sql);
+    super({ store: 'PostgresJsStore', client, dialect: postgresDialect, tableName: options.tableName, scope: {} });
   }
 }

@@ -1,4 +1,4 @@
-import type { InboxRecord } from '@service-pay/core';
+import type { InboxDraft, InboxRecord } from '@service-pay/core';
 import type { Row, Statement, StatementResult } from './client.js';
 
 /**
@@ -6,7 +6,7 @@ import type { Row, Statement, StatementResult } from './client.js';
  * (`session` names the connection, for interrupting it), another transaction holds it, or it was recorded.
  */
 export type ClaimResult =
-  | { readonly state: 'free'; readonly session: unknown }
+  | { readonly state: 'free'; readonly session: unknown; readonly written: boolean }
   | { readonly state: 'held' }
   | { readonly state: 'completed'; readonly fingerprint: string };
 
@@ -36,16 +36,23 @@ export interface SqlDialect<Table extends { readonly name: string }> {
    * is answered from one round trip (dialects whose claim cannot say it as cheaply).
    */
   peek?(table: Table, key: string): Statement;
-  /** In the delivery's transaction: takes the key without waiting and reads its inbox row. */
-  claim(table: Table, key: string): Statement;
+  /**
+   * In the delivery's transaction: takes the key without waiting and reads its inbox row. Given `row`, a
+   * dialect that can also writes the inbox row in the same statement (then `readClaim` says `written`),
+   * so the commit has nothing left to send.
+   */
+  claim(table: Table, key: string, row?: { fingerprint: string; draft: InboxDraft }): Statement;
   /** Reads the claim's answer; throws (naming `store`) when it shows a table that was never migrated. */
   readClaim(rows: readonly Row[], table: Table, store: string): ClaimResult;
   /** Whether the claim failed because another transaction holds the key (answered without waiting). */
   isLockBusy(error: unknown): boolean;
-  /** Taken right after the claim: a rejection rolls back to it and keeps only the inbox row. */
-  readonly savepoint: Statement;
-  /** The inbox row (after rolling back to the savepoint, for a rejection). */
-  record(table: Table, key: string, fingerprint: string, record: InboxRecord): Statement[];
+  /** The inbox row, in the delivery's transaction (when the claim did not write it). */
+  record(table: Table, key: string, fingerprint: string, record: InboxRecord): Statement;
+  /**
+   * The inbox row in a transaction of its own, kept as it is if the key has one: a rejection rolls its
+   * delivery back and then records itself with this.
+   */
+  recordApart(table: Table, key: string, fingerprint: string, record: InboxRecord): Statement;
   /** Deletes up to `batch` rows older than `olderThanMs`. */
   pruneBatch(table: Table, batch: number, olderThanMs: number): Statement;
   /** How many rows a `pruneBatch` deleted. */

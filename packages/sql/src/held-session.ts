@@ -31,6 +31,8 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     private readonly held: HeldTransaction<Tx>,
     private readonly key: string,
     private readonly fingerprint: string,
+    /** The claim wrote the inbox row (outcome credited, from the same attempt as the commit's record). */
+    private readonly written: boolean,
   ) {
     const { store, client, dialect } = context;
     const ended = () => this.#ended;
@@ -51,13 +53,20 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     const { client, dialect, table, store } = this.context;
     if (this.#ended) throw endedError(store);
     this.#ended = true;
-    try {
-      for (const statement of dialect.record(table, this.key, this.fingerprint, record)) {
-        await client.query(this.held.tx, statement);
-      }
-    } catch (error) {
+    if (record.outcome === 'rejected') {
+      // The handler's writes go, and the row the claim may have written with them; the rejection is then
+      // recorded in a transaction of its own (rare, so the common path carries no savepoint).
       await this.held.rollback();
-      throw error;
+      await client.queryOutside(dialect.recordApart(table, this.key, this.fingerprint, record));
+      return;
+    }
+    if (!this.written) {
+      try {
+        await client.query(this.held.tx, dialect.record(table, this.key, this.fingerprint, record));
+      } catch (error) {
+        await this.held.rollback();
+        throw error;
+      }
     }
     // The callback returns: the client sends COMMIT, and rejects if the server refused it.
     await this.held.commit();

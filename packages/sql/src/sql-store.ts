@@ -1,4 +1,4 @@
-import { holdTransaction, type TransactionalStore, type TransactionClaim } from '@service-pay/core';
+import { holdTransaction, type InboxDraft, type TransactionalStore, type TransactionClaim } from '@service-pay/core';
 import type { SqlClient } from './client.js';
 import type { Interruption, SqlDialect } from './dialect.js';
 import { HeldSession, type HeldSessionContext } from './held-session.js';
@@ -58,7 +58,7 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
    * Opens the client's transaction holding `key`, or says why not: another transaction holds it
    * (`in-progress`, without waiting) or it was recorded before (`completed`, with the recorded fingerprint).
    */
-  async begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>> {
+  async begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>> {
     const { store, client, dialect } = this.#binding;
     const table = this.#table;
     if (dialect.peek !== undefined) {
@@ -74,8 +74,8 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
     const held = await holdTransaction<Tx>((work) => client.transaction(work));
     let claim: ReturnType<typeof dialect.readClaim>;
     try {
-      claim = dialect.readClaim((await client.query(held.tx, dialect.claim(table, key))).rows, table, store);
-      if (claim.state === 'free') await client.query(held.tx, dialect.savepoint);
+      const statement = dialect.claim(table, key, draft === undefined ? undefined : { fingerprint, draft });
+      claim = dialect.readClaim((await client.query(held.tx, statement)).rows, table, store);
     } catch (error) {
       await held.rollback();
       if (dialect.isLockBusy(error)) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
@@ -88,7 +88,7 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
         table,
         interrupt: (how) => this.#interrupt(session, how),
       };
-      return { state: 'claimed', session: new HeldSession(context, held, key, fingerprint) };
+      return { state: 'claimed', session: new HeldSession(context, held, key, fingerprint, claim.written) };
     }
     // Nothing to do in this transaction; a failed rollback leaves nothing behind either (the server rolls
     // back what a dropped connection held).

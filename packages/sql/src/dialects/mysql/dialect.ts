@@ -34,11 +34,11 @@ export const mysqlDialect: SqlDialect<TableName> = {
     }
     const found = row.fingerprint;
     if (found !== null && found !== undefined) return { state: 'completed', fingerprint: String(found) };
-    return { state: 'free', session: Number(row.id) };
+    return { state: 'free', session: Number(row.id), written: false };
   },
   isLockBusy: isMySqlLockBusy,
-  savepoint: statement(InboxSql.savepoint()),
   record: (table, key, fingerprint, record) => new InboxSql(table).record(key, fingerprint, record),
+  recordApart: (table, key, fingerprint, record) => new InboxSql(table).recordApart(key, fingerprint, record),
   pruneBatch: (table, batch, olderThanMs) => new InboxSql(table).pruneBatch(batch, olderThanMs),
   deleted: (result: StatementResult) => result.affected,
   interrupt(session: unknown, how: Interruption) {

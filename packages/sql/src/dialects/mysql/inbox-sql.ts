@@ -3,9 +3,6 @@ import type { InboxRecord } from '@service-pay/core';
 import type { Statement } from '../../client.js';
 import type { TableName } from './table-name.js';
 
-/** The savepoint taken right after the key: a rejection rolls back to it and keeps only the inbox row. */
-const SAVEPOINT = 'service_pay_handler';
-
 /**
  * How many lock slots the ORM stores' keys table holds: 65,536 rows of one integer. Two deliveries of
  * different payments in flight at once share a slot with a chance of 1 in 65,536; the second is then
@@ -48,11 +45,6 @@ export class InboxSql {
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
   }
 
-  /** The savepoint a rejection rolls back to, taken right after the claim. */
-  static savepoint(): string {
-    return `SAVEPOINT ${SAVEPOINT}`;
-  }
-
   /**
    * Versions before this one made `payment_id` VARCHAR(255), one short of core's 256 characters: widened in
    * place (an online change: the length prefix already takes two bytes in utf8mb4). A no-op once wide.
@@ -61,9 +53,9 @@ export class InboxSql {
     return `ALTER TABLE ${this.table.sql} MODIFY payment_id VARCHAR(256) NOT NULL`;
   }
 
-  /** The inbox row, after rolling back to the savepoint for a rejection. */
-  record(key: string, fingerprint: string, record: InboxRecord): Statement[] {
-    const insert: Statement = {
+  /** The inbox row, in the delivery's transaction. */
+  record(key: string, fingerprint: string, record: InboxRecord): Statement {
+    return {
       sql: `INSERT INTO ${this.table.sql} (\`key\`, fingerprint, payment_id, delivery_id, source, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?)`,
       values: [
         key,
@@ -75,9 +67,15 @@ export class InboxSql {
         record.reason ?? null,
       ],
     };
-    return record.outcome === 'rejected'
-      ? [{ sql: `ROLLBACK TO SAVEPOINT ${SAVEPOINT}`, values: [] }, insert]
-      : [insert];
+  }
+
+  /**
+   * The inbox row in a transaction of its own (a rejection, after its delivery rolled back): kept as it is
+   * if the key has a row already (a later delivery recorded first).
+   */
+  recordApart(key: string, fingerprint: string, record: InboxRecord): Statement {
+    const insert = this.record(key, fingerprint, record);
+    return { sql: `${insert.sql} ON DUPLICATE KEY UPDATE fingerprint = fingerprint`, values: insert.values };
   }
 
   /**

@@ -28,20 +28,25 @@ export const postgresDialect: SqlDialect<TableName> = {
   name: 'PostgreSQL',
   table: (value, store) => tableName(value, store),
   migrate: (table) => ({ statements: new InboxSql(table).migrateStatements().map(statement), inTransaction: true }),
-  claim: (table, key) => statement(new InboxSql(table).claim(key)),
+  claim: (table, key, row) =>
+    statement(
+      row === undefined ? new InboxSql(table).claim(key) : new InboxSql(table).take(key, row.fingerprint, row.draft),
+    ),
   readClaim(rows: readonly Row[]): ClaimResult {
     const row = rows[0];
+    const written = row?.inserted === true;
     const found = row?.fingerprint;
-    if (found !== null && found !== undefined) return { state: 'completed', fingerprint: String(found) };
-    if (row?.locked !== true) return { state: 'held' };
+    if (!written && found !== null && found !== undefined) return { state: 'completed', fingerprint: String(found) };
+    // The writing claim that took the lock always wrote or found a row; neither is never this delivery's.
+    if (row?.locked !== true || row.inserted === false) return { state: 'held' };
     const session: PostgresSession = { pid: Number(row.pid), xactUs: String(row.xact_us ?? '') };
-    return { state: 'free', session };
+    return { state: 'free', session, written };
   },
   // The advisory lock answers `false` rather than failing.
   isLockBusy: () => false,
-  savepoint: statement(InboxSql.savepoint()),
-  record: (table, key, fingerprint, record) =>
-    new InboxSql(table).recordStatements(key, fingerprint, record).map(statement),
+  record: (table, key, fingerprint, record) => statement(new InboxSql(table).insert(key, fingerprint, record)),
+  recordApart: (table, key, fingerprint, record) =>
+    statement(new InboxSql(table).recordApart(key, fingerprint, record)),
   pruneBatch: (table, batch, olderThanMs) => statement(new InboxSql(table).pruneBatchCounted(batch, olderThanMs)),
   deleted: (result: StatementResult) => Number(result.rows[0]?.deleted ?? 0),
   interrupt(session: unknown, how: Interruption) {

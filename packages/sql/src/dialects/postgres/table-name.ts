@@ -16,6 +16,8 @@ export interface TableName {
   readonly paymentIdIndexSql: string;
   /** Quoted, schema-qualified name of its claim function (lock and read in one round trip; see inbox-sql.ts). */
   readonly claimFunctionSql: string;
+  /** Quoted, schema-qualified name of its take function (lock, write the row and read, in one round trip). */
+  readonly takeFunctionSql: string;
 }
 
 const RULES = { qualifier: 'schema', maxLength: 63 } as const;
@@ -38,6 +40,9 @@ export function tableName(value: unknown = DEFAULT_TABLE_NAME, store = 'Postgres
     createdAtIndexSql: `"${table.slice(0, 63 - '_created_at_idx'.length)}_created_at_idx"`,
     paymentIdIndexSql: `"${table.slice(0, 63 - '_payment_id_idx'.length)}_payment_id_idx"`,
     claimFunctionSql: [...parts.slice(0, -1), `${table.slice(0, 63 - '_claim'.length)}_claim`]
+      .map((part) => `"${part}"`)
+      .join('.'),
+    takeFunctionSql: [...parts.slice(0, -1), `${table.slice(0, 63 - '_take'.length)}_take`]
       .map((part) => `"${part}"`)
       .join('.'),
   };

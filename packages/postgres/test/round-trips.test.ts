@@ -1,0 +1,90 @@
+import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
+import { startRoundTripProxy } from '@service-pay/sql/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+
+// Round trips of one delivery, counted by what the server answers (a proxy in front of it counts every
+// ReadyForQuery), for every client. The hand-rolled transaction is the yardstick: BEGIN; INSERT ... ON
+// CONFLICT DO NOTHING; the credit; COMMIT = 4 for a fresh payment, and BEGIN; the INSERT that finds the
+// row; ROLLBACK = 3 for a duplicate.
+const HAND_ROLLED = { fresh: 4, duplicate: 3 };
+
+const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+const proxy = await startRoundTripProxy('postgres', Number(target.port || 5432));
+target.port = String(proxy.port);
+// The clients below read DATABASE_URL when their modules load: every connection goes through the proxy.
+process.env.DATABASE_URL = target.toString();
+const { ORM_CLIENTS } = await import('./support/orm-clients.js');
+const { postgresFlavour, postgresJsFlavour } = await import('./support/flavours.js');
+
+afterAll(() => proxy.close());
+
+interface Subject<Tx> {
+  name: string;
+  store: TransactionalStore<Tx>;
+  credit(tx: Tx, marker: string): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+const subjects: Array<() => Promise<Subject<never>>> = [
+  ...ORM_CLIENTS.map((make) => async () => {
+    const client = await make();
+    const subject = {
+      name: client.name,
+      store: client.store(),
+      credit: (tx: never, marker: string) => client.write(tx, marker),
+      close: () => client.close(),
+    };
+    return subject as unknown as Subject<never>;
+  }),
+  async () => {
+    const flavour = await postgresFlavour();
+    return { name: flavour.name, store: flavour.store, credit: flavour.credit, close: flavour.close } as never;
+  },
+  async () => {
+    const flavour = await postgresJsFlavour();
+    return { name: flavour.name, store: flavour.store, credit: flavour.credit, close: flavour.close } as never;
+  },
+];
+
+/** Round trips `work` costs (it runs alone: nothing else goes through the proxy meanwhile). */
+async function counted(work: () => Promise<unknown>): Promise<number> {
+  const before = proxy.count;
+  await work();
+  return proxy.count - before;
+}
+
+const draft = (paymentId: string) => ({ paymentId, deliveryId: 'dl_round_trip', source: 'webhook' as const });
+
+describe.each(subjects.map((make, i) => [i, make] as const))('round trips, PostgreSQL, client %i', (_, make) => {
+  it('fresh: no more than the hand-rolled 4; duplicate: no more than its 3', async () => {
+    const subject = await make();
+    try {
+      // Warm: every pool has its connection and every client has prepared what it prepares once.
+      for (const warm of ['warm_a', 'warm_b']) {
+        const claim = (await subject.store.begin(
+          warm + Math.random(),
+          'fp',
+          draft('p_warm'),
+        )) as TransactionClaim<never>;
+        if (claim.state !== 'claimed') throw new Error(`warm-up: ${claim.state}`);
+        await subject.credit(claim.session.tx, warm);
+        await claim.session.commit({ outcome: 'credited', ...draft('p_warm') });
+      }
+      const key = `rt:${Math.random()}`;
+      const fresh = await counted(async () => {
+        const claim = (await subject.store.begin(key, 'fp', draft('p_rt'))) as TransactionClaim<never>;
+        if (claim.state !== 'claimed') throw new Error(`expected a claim, got ${claim.state}`);
+        await subject.credit(claim.session.tx, 'rt');
+        await claim.session.commit({ outcome: 'credited', ...draft('p_rt') });
+      });
+      const duplicate = await counted(async () => {
+        expect((await subject.store.begin(key, 'fp', draft('p_rt'))).state).toBe('completed');
+      });
+      console.info(`round trips on PostgreSQL, ${subject.name}: fresh ${fresh}, duplicate ${duplicate}`);
+      expect(fresh).toBeLessThanOrEqual(HAND_ROLLED.fresh);
+      expect(duplicate).toBeLessThanOrEqual(HAND_ROLLED.duplicate);
+    } finally {
+      await subject.close();
+    }
+  });
+});
