@@ -59,7 +59,9 @@ describe.each(subjects.map((make, i) => [i, make] as const))('round trips, Postg
   it('fresh: no more than the hand-rolled 4; duplicate: no more than its 3', async () => {
     const subject = await make();
     try {
-      // Warm: every pool has its connection and every client has prepared what it prepares once.
+      // Warm: every pool has its connection and every client has prepared what it prepares once. The
+      // credit's own cost is the handler's, measured here.
+      let credit = 0;
       for (const warm of ['warm_a', 'warm_b']) {
         const claim = (await subject.store.begin(
           warm + Math.random(),
@@ -67,7 +69,7 @@ describe.each(subjects.map((make, i) => [i, make] as const))('round trips, Postg
           draft('p_warm'),
         )) as TransactionClaim<never>;
         if (claim.state !== 'claimed') throw new Error(`warm-up: ${claim.state}`);
-        await subject.credit(claim.session.tx, warm);
+        credit = await counted(() => subject.credit(claim.session.tx, warm));
         await claim.session.commit({ outcome: 'credited', ...draft('p_warm') });
       }
       const key = `rt:${Math.random()}`;
@@ -80,8 +82,10 @@ describe.each(subjects.map((make, i) => [i, make] as const))('round trips, Postg
       const duplicate = await counted(async () => {
         expect((await subject.store.begin(key, 'fp', draft('p_rt'))).state).toBe('completed');
       });
-      console.info(`round trips on PostgreSQL, ${subject.name}: fresh ${fresh}, duplicate ${duplicate}`);
-      expect(fresh).toBeLessThanOrEqual(HAND_ROLLED.fresh);
+      console.info(
+        `round trips on PostgreSQL, ${subject.name}: fresh ${fresh} (the credit ${credit}), duplicate ${duplicate}`,
+      );
+      expect(fresh - credit).toBeLessThanOrEqual(HAND_ROLLED.fresh - 1);
       expect(duplicate).toBeLessThanOrEqual(HAND_ROLLED.duplicate);
     } finally {
       await subject.close();

@@ -32,11 +32,6 @@ export interface SqlDialect<Table extends { readonly name: string }> {
   /** Creates (or widens) the inbox and what the claim needs; run in order, `inTransaction` or autocommit. */
   migrate(table: Table): { readonly statements: readonly Statement[]; readonly inTransaction: boolean };
   /**
-   * Optional, outside any transaction and without locking: the key's recorded fingerprint, so a duplicate
-   * is answered from one round trip (dialects whose claim cannot say it as cheaply).
-   */
-  peek?(table: Table, key: string): Statement;
-  /**
    * In the delivery's transaction: takes the key without waiting and reads its inbox row. Given `row`, a
    * dialect that can also writes the inbox row in the same statement (then `readClaim` says `written`),
    * so the commit has nothing left to send.

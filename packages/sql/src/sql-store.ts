@@ -61,16 +61,6 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
   async begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>> {
     const { store, client, dialect } = this.#binding;
     const table = this.#table;
-    if (dialect.peek !== undefined) {
-      let recorded: unknown;
-      try {
-        recorded = (await client.queryOutside(dialect.peek(table, key))).rows[0]?.fingerprint;
-      } catch (error) {
-        throw dialect.explainError(error, table, store);
-      }
-      // A committed row never changes, so no transaction is needed to say so.
-      if (recorded !== null && recorded !== undefined) return { state: 'completed', fingerprint: String(recorded) };
-    }
     const held = await holdTransaction<Tx>((work) => client.transaction(work));
     let claim: ReturnType<typeof dialect.readClaim>;
     try {

@@ -7,7 +7,7 @@ export type WireProtocol = 'postgres' | 'mysql';
  * A TCP proxy in front of a database server that counts round trips as the server sees them, for tests:
  * on PostgreSQL every ReadyForQuery the server sends (one per simple query or per Sync of the extended
  * protocol: the points where a client must wait for the server), on MySQL/MariaDB every command that gets
- * an answer (COM_QUERY, COM_STMT_PREPARE, COM_STMT_EXECUTE, COM_PING). Counts are across every connection.
+ * a statement (COM_QUERY, COM_STMT_EXECUTE; a prepare travels with its execute, a pool's ping is no statement). Counts are across every connection.
  *
  * @example
  * ```ts
@@ -26,8 +26,13 @@ export interface RoundTripProxy {
 
 const SSL_REQUEST = 80_877_103;
 const GSS_REQUEST = 80_877_104;
-/** MySQL commands the server answers (COM_STMT_CLOSE and COM_STMT_SEND_LONG_DATA get no answer). */
-const ANSWERED = new Set([0x03, 0x0e, 0x16, 0x17, 0x1a]);
+/**
+ * MySQL commands that run statements, one round trip each: COM_QUERY, COM_STMT_EXECUTE, COM_STMT_RESET.
+ * Not counted: COM_STMT_PREPARE (the clients that prepare, the mariadb connector under Prisma, send it
+ * with its EXECUTE without waiting), COM_STMT_CLOSE (no answer at all) and COM_PING (a pool checking a
+ * connection before lending it, whatever runs on it next).
+ */
+const ANSWERED = new Set([0x03, 0x17, 0x1a]);
 
 /** Starts the proxy on a free loopback port, forwarding to `127.0.0.1:targetPort`. */
 export async function startRoundTripProxy(protocol: WireProtocol, targetPort: number): Promise<RoundTripProxy> {

@@ -7,9 +7,9 @@ import { type TableName, tableName } from './table-name.js';
 /**
  * MySQL 8 and MariaDB 10.6+: the key is a row lock on one of a fixed set of lock slots (`<table>_keys`,
  * made by `migrate()`), taken with `FOR UPDATE NOWAIT` in the delivery's transaction, so it ends with the
- * transaction whatever ends it and nothing session-scoped ever goes back to a pool. A recorded key is
- * answered from a peek outside any transaction. A running statement is stopped with `KILL QUERY`, a
- * session with `KILL`.
+ * transaction whatever ends it and nothing session-scoped ever goes back to a pool. The claim reads the
+ * key's inbox row and the connection's id with the lock, in one statement. A running statement is
+ * stopped with `KILL QUERY`, a session with `KILL`.
  *
  * @example
  * ```ts
@@ -23,7 +23,6 @@ export const mysqlDialect: SqlDialect<TableName> = {
     const inbox = new InboxSql(table);
     return { statements: [...inbox.migrateStatements(), ...inbox.migrateSlots()].map(statement), inTransaction: false };
   },
-  peek: (table, key) => new InboxSql(table).peek(key),
   claim: (table, key) => new InboxSql(table).claim(key),
   readClaim(rows: readonly Row[], table, store): ClaimResult {
     const row = rows[0];

@@ -102,14 +102,6 @@ export class InboxSql {
   }
 
   /**
-   * Outside any transaction, without locking: the key's inbox fingerprint if it was recorded (a duplicate is
-   * answered from this alone, in one round trip).
-   */
-  peek(key: string): Statement {
-    return { sql: `SELECT fingerprint FROM ${this.table.sql} WHERE \`key\` = ?`, values: [key] };
-  }
-
-  /**
    * In the delivery's transaction: takes the key's slot without waiting (held -> the server answers a lock
    * error at once), then reads the inbox row. The read refers to the locked row, so it runs after the lock
    * (an uncorrelated one is evaluated once, before it), and InnoDB takes its snapshot then: it sees the
