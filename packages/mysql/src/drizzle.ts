@@ -45,6 +45,12 @@ export interface DrizzleStoreOptions<Db extends DrizzleMySqlDatabase> {
   db: Db;
   /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -86,6 +92,13 @@ export class DrizzleStore<Db extends DrizzleMySqlDatabase> extends SqlStore<Driz
       );
     }
     const { client, scope } = drizzleClient<DrizzleTransaction<Db>>(db, 'DrizzleStore');
-    super({ store: 'DrizzleStore', client, dialect: mysqlDialect, tableName: options.tableName, scope });
+    super({
+      store: 'DrizzleStore',
+      client,
+      dialect: mysqlDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
 }

@@ -18,6 +18,12 @@ export interface KyselyStoreOptions<DB> {
   db: Kysely<DB>;
   /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -50,6 +56,13 @@ export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
   constructor(options: KyselyStoreOptions<DB>) {
     const db = kyselyOption<DB>(options, 'KyselyStore', 'new Kysely<DB>({ dialect: new MysqlDialect(...) })');
     const { client, scope } = kyselyClient(db, 'KyselyStore');
-    super({ store: 'KyselyStore', client, dialect: mysqlDialect, tableName: options.tableName, scope });
+    super({
+      store: 'KyselyStore',
+      client,
+      dialect: mysqlDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
 }

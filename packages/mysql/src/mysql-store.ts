@@ -17,6 +17,12 @@ export interface MySqlStoreOptions {
   pool: Pool;
   /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -60,6 +66,13 @@ export class MySqlStore extends SqlStore<PoolConnection> {
       );
     }
     const client = mysql2Client(pool, 'MySqlStore');
-    super({ store: 'MySqlStore', client, dialect: mysqlDialect, tableName: options.tableName, scope: {} });
+    super({
+      store: 'MySqlStore',
+      client,
+      dialect: mysqlDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope: {},
+    });
   }
 }

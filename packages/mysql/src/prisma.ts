@@ -28,6 +28,12 @@ export interface PrismaStoreOptions<Client extends PrismaLike> {
   maxWaitMs?: number | undefined;
   /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -64,6 +70,13 @@ export class PrismaStore<Client extends PrismaLike> extends SqlStore<PrismaTrans
       'new PrismaClient({ adapter: new PrismaMariaDb(url) })',
     );
     const { client, scope } = prismaClient(prisma, options, 'PrismaStore');
-    super({ store: 'PrismaStore', client, dialect: mysqlDialect, tableName: options.tableName, scope });
+    super({
+      store: 'PrismaStore',
+      client,
+      dialect: mysqlDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
 }

@@ -30,5 +30,5 @@ export function nestedTransactionError(store = 'PostgresStore'): Error {
 
 /** A missing inbox table is a setup mistake: say the fix instead of "relation does not exist". */
 export function explainError(error: unknown, tableName: string, store = 'PostgresStore'): unknown {
-  return explainPostgresError(error, tableName, store);
+  return explainPostgresError(error, tableName, store, true);
 }

@@ -46,6 +46,12 @@ export interface DrizzleStoreOptions<Db extends DrizzlePgDatabase> {
   db: Db;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -90,6 +96,13 @@ export class DrizzleStore<Db extends DrizzlePgDatabase> extends SqlStore<Drizzle
     const pool = (db as { $client?: unknown }).$client;
     if (isPgPool(pool)) keepCheckedOutClientsFromCrashing(pool);
     const { client, scope } = drizzleClient<DrizzleTransaction<Db>>(db, 'DrizzleStore');
-    super({ store: 'DrizzleStore', client, dialect: postgresDialect, tableName: options.tableName, scope });
+    super({
+      store: 'DrizzleStore',
+      client,
+      dialect: postgresDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
 }

@@ -19,6 +19,12 @@ export interface KnexStoreOptions {
   knex: Knex;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -49,6 +55,13 @@ export class KnexStore extends SqlStore<Knex.Transaction> {
   constructor(options: KnexStoreOptions) {
     const knex = knexOption(options, 'KnexStore', ['postgresql'], "client: 'pg'");
     const { client, scope } = knexClient(knex, 'KnexStore');
-    super({ store: 'KnexStore', client, dialect: postgresDialect, tableName: options.tableName, scope });
+    super({
+      store: 'KnexStore',
+      client,
+      dialect: postgresDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
 }

@@ -27,6 +27,12 @@ export interface KyselyStoreOptions<DB> {
   pool?: { on: (...args: never[]) => unknown } | undefined;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -62,6 +68,13 @@ export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
       keepCheckedOutClientsFromCrashing(options.pool);
     }
     const { client, scope } = kyselyClient(db, 'KyselyStore');
-    super({ store: 'KyselyStore', client, dialect: postgresDialect, tableName: options.tableName, scope });
+    super({
+      store: 'KyselyStore',
+      client,
+      dialect: postgresDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
 }

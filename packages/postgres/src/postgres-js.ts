@@ -17,6 +17,12 @@ export interface PostgresJsStoreOptions {
   sql: Sql;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -50,6 +56,13 @@ export class PostgresJsStore extends SqlStore<TransactionSql> {
       throw new TypeError('PostgresJsStore: options.sql must be a postgres.js instance (postgres(url)).');
     }
     const client = postgresJsClient(sql);
-    super({ store: 'PostgresJsStore', client, dialect: postgresDialect, tableName: options.tableName, scope: {} });
+    super({
+      store: 'PostgresJsStore',
+      client,
+      dialect: postgresDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope: {},
+    });
   }
 }

@@ -28,6 +28,12 @@ export interface PrismaStoreOptions<Client extends PrismaLike> {
   maxWaitMs?: number | undefined;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -57,6 +63,13 @@ export class PrismaStore<Client extends PrismaLike> extends SqlStore<PrismaTrans
   constructor(options: PrismaStoreOptions<Client>) {
     const prisma = prismaOption<Client>(options, 'PrismaStore', 'new PrismaClient({ adapter })');
     const { client, scope } = prismaClient(prisma, options, 'PrismaStore');
-    super({ store: 'PrismaStore', client, dialect: postgresDialect, tableName: options.tableName, scope });
+    super({
+      store: 'PrismaStore',
+      client,
+      dialect: postgresDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
 }

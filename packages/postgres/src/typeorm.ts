@@ -19,6 +19,12 @@ export interface TypeOrmStoreOptions {
   dataSource: DataSource;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -47,6 +53,13 @@ export class TypeOrmStore extends SqlStore<EntityManager> {
   constructor(options: TypeOrmStoreOptions) {
     const dataSource = typeOrmOption(options, 'TypeOrmStore', ['postgres']);
     const { client, scope } = typeOrmClient(dataSource, 'TypeOrmStore');
-    super({ store: 'TypeOrmStore', client, dialect: postgresDialect, tableName: options.tableName, scope });
+    super({
+      store: 'TypeOrmStore',
+      client,
+      dialect: postgresDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
 }

@@ -57,8 +57,11 @@ export interface SqlDialect<Table extends { readonly name: string }> {
    * (`session`), sent from another connection; undefined when `session` cannot be named.
    */
   interrupt(session: unknown, how: Interruption): Statement | undefined;
-  /** A database error as the fix it needs (a missing table says `migrate()`), naming `store`. */
-  explainError(error: unknown, table: Table, store: string): unknown;
+  /**
+   * A database error as the fix it needs, naming `store`: a missing table becomes a `MissingTableError`
+   * that says `migrate()` (and, when the store does not create it itself, `autoMigrate`).
+   */
+  explainError(error: unknown, table: Table, store: string, autoMigrate: boolean): unknown;
   /** Whether SQL text would end or restart the delivery's transaction (BEGIN, COMMIT, ROLLBACK, ...). */
   endsTransaction(text: unknown): boolean;
 }

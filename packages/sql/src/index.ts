@@ -1,3 +1,4 @@
+export { AutoMigration, autoMigrateOption, MissingTableError, migrateAdvice } from './auto-migrate.js';
 export {
   type Row,
   resultOf,

@@ -1,4 +1,5 @@
 import { holdTransaction, type InboxDraft, type TransactionalStore, type TransactionClaim } from '@service-pay/core';
+import { AutoMigration, autoMigrateOption } from './auto-migrate.js';
 import type { SqlClient } from './client.js';
 import type { Interruption, SqlDialect } from './dialect.js';
 import { HeldSession, type HeldSessionContext } from './held-session.js';
@@ -22,6 +23,8 @@ export interface SqlBinding<Tx, Table extends { readonly name: string }> {
   readonly tableName: unknown;
   /** Names this store's deliveries for the own-transaction guard (`refuseOwnTransactions`). */
   readonly scope: object;
+  /** The app's `autoMigrate` option: create the inbox when a delivery finds it missing (default true). */
+  readonly autoMigrate?: unknown;
 }
 
 /**
@@ -47,18 +50,24 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
   readonly tableName: string;
   readonly #binding: SqlBinding<Tx, Table>;
   readonly #table: Table;
+  readonly #auto: AutoMigration;
 
   protected constructor(binding: SqlBinding<Tx, Table>) {
     this.#binding = binding;
     this.#table = binding.dialect.table(binding.tableName, binding.store);
     this.tableName = this.#table.name;
+    this.#auto = new AutoMigration(autoMigrateOption(binding.autoMigrate, binding.store), () => this.migrate());
   }
 
   /**
    * Opens the client's transaction holding `key`, or says why not: another transaction holds it
    * (`in-progress`, without waiting) or it was recorded before (`completed`, with the recorded fingerprint).
    */
-  async begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>> {
+  begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>> {
+    return this.#auto.run(() => this.#begin(key, fingerprint, draft));
+  }
+
+  async #begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>> {
     const { store, client, dialect } = this.#binding;
     const table = this.#table;
     const held = await holdTransaction<Tx>((work) => client.transaction(work));
@@ -69,7 +78,7 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
     } catch (error) {
       await held.rollback();
       if (dialect.isLockBusy(error)) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
-      throw dialect.explainError(error, table, store);
+      throw dialect.explainError(error, table, store, this.#auto.enabled);
     }
     if (claim.state === 'free') {
       const session = claim.session;

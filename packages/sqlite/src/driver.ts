@@ -71,5 +71,5 @@ export function endedError(): Error {
 
 /** A missing inbox table is a setup mistake: say the fix instead of "no such table". */
 export function explainError(error: unknown, tableName: string): unknown {
-  return explainSqliteError(error, tableName, 'SqliteStore');
+  return explainSqliteError(error, tableName, 'SqliteStore', true);
 }

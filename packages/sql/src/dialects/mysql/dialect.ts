@@ -1,3 +1,4 @@
+import { MissingTableError, migrateAdvice } from '../../auto-migrate.js';
 import type { Row, StatementResult } from '../../client.js';
 import { statement } from '../../client.js';
 import type { ClaimResult, Interruption, SqlDialect } from '../../dialect.js';
@@ -27,7 +28,7 @@ export const mysqlDialect: SqlDialect<TableName> = {
   readClaim(rows: readonly Row[], table, store): ClaimResult {
     const row = rows[0];
     if (row === undefined) {
-      throw new Error(
+      throw new MissingTableError(
         `${store}: the lock slots of ${table.name}_keys are missing; run await store.migrate() once at start-up.`,
       );
     }
@@ -44,7 +45,7 @@ export const mysqlDialect: SqlDialect<TableName> = {
     if (typeof session !== 'number' || !Number.isSafeInteger(session)) return undefined;
     return { sql: how === 'statement' ? 'KILL QUERY ?' : 'KILL ?', values: [session] };
   },
-  explainError: (error, table, store) => explainMySqlError(error, table.name, store),
+  explainError: (error, table, store, autoMigrate) => explainMySqlError(error, table.name, store, autoMigrate),
   endsTransaction: endsMySqlTransaction,
 };
 
@@ -70,11 +71,12 @@ export function isMySqlLockBusy(error: unknown): boolean {
  * throw explainMySqlError(error, 'service_pay_inbox', 'MySqlStore');
  * ```
  */
-export function explainMySqlError(error: unknown, table: string, store: string): unknown {
+export function explainMySqlError(error: unknown, table: string, store: string, autoMigrate = false): unknown {
+  if (error instanceof MissingTableError) return error;
   const prismaMissingTable = (error as { code?: unknown } | null)?.code === 'P2021';
   if (prismaMissingTable || serverCodes(error).includes(1146)) {
-    return new Error(
-      `${store}: the inbox table ${table} (or its ${table}_keys) does not exist; run await store.migrate() once at start-up.`,
+    return new MissingTableError(
+      `${store}: the inbox table ${table} (or its ${table}_keys) does not exist; ${migrateAdvice(autoMigrate)}.`,
       { cause: error },
     );
   }

@@ -1,3 +1,4 @@
+import { MissingTableError, migrateAdvice } from '../../auto-migrate.js';
 import type { Row, StatementResult } from '../../client.js';
 import { statement } from '../../client.js';
 import type { ClaimResult, Interruption, SqlDialect } from '../../dialect.js';
@@ -58,7 +59,7 @@ export const postgresDialect: SqlDialect<TableName> = {
       `SELECT ${call} FROM pg_stat_activity WHERE pid = ${pid} AND (extract(epoch FROM xact_start) * 1000000)::bigint = ${xactUs}`,
     );
   },
-  explainError: (error, table, store) => explainPostgresError(error, table.name, store),
+  explainError: (error, table, store, autoMigrate) => explainPostgresError(error, table.name, store, autoMigrate),
   endsTransaction: endsPostgresTransaction,
 };
 
@@ -71,18 +72,19 @@ export const postgresDialect: SqlDialect<TableName> = {
  * throw explainPostgresError(error, 'service_pay_inbox', 'PostgresStore');
  * ```
  */
-export function explainPostgresError(error: unknown, tableName: string, store: string): unknown {
+export function explainPostgresError(error: unknown, tableName: string, store: string, autoMigrate = false): unknown {
   const code = sqlState(error);
   if (code === '42P01') {
-    return new Error(
-      `${store}: the inbox table ${tableName} does not exist; run await store.migrate() once at start-up.`,
+    return new MissingTableError(
+      `${store}: the inbox table ${tableName} does not exist; ${migrateAdvice(autoMigrate)}.`,
       { cause: error },
     );
   }
-  if (code === '42883' && /_claim\b/.test(describe(error))) {
-    return new Error(
-      `${store}: the claim function of the inbox table ${tableName} does not exist (the table was made by an ` +
-        'older version); run await store.migrate() at start-up, which adds it.',
+  // The claim functions are made with the table: missing, either the table is missing too or an older
+  // version made it, and migrate() makes whatever is not there.
+  if (code === '42883' && /_(claim|take)\b/.test(describe(error))) {
+    return new MissingTableError(
+      `${store}: the inbox table ${tableName} or its claim function does not exist; ${migrateAdvice(autoMigrate)}.`,
       { cause: error },
     );
   }

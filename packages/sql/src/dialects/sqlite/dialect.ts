@@ -1,3 +1,5 @@
+import { MissingTableError, migrateAdvice } from '../../auto-migrate.js';
+
 /** SQLITE_BUSY (and SQLITE_BUSY_*, SQLITE_LOCKED): another connection holds the write lock. */
 export function isSqliteBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -5,11 +7,11 @@ export function isSqliteBusy(error: unknown): boolean {
 }
 
 /** A missing inbox table is a setup mistake: say the fix instead of "no such table". */
-export function explainSqliteError(error: unknown, tableName: string, store: string): unknown {
+export function explainSqliteError(error: unknown, tableName: string, store: string, autoMigrate = false): unknown {
   const message = (error as { message?: unknown } | null)?.message;
   if (typeof message === 'string' && message.includes('no such table')) {
-    return new Error(
-      `${store}: the inbox table ${tableName} does not exist; run await store.migrate() once at start-up.`,
+    return new MissingTableError(
+      `${store}: the inbox table ${tableName} does not exist; ${migrateAdvice(autoMigrate)}.`,
       { cause: error },
     );
   }
