@@ -1,5 +1,5 @@
-import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
-import { startRoundTripProxy } from '@service-pay/sql/testing';
+import type { TransactionalStore } from '@service-pay/core';
+import { deliveryRoundTrips, startRoundTripProxy } from '@service-pay/sql/testing';
 import type { PoolConnection } from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
@@ -60,42 +60,11 @@ const subjects: Array<() => Promise<Subject>> = [
   },
 ];
 
-/** Round trips `work` costs (it runs alone: nothing else goes through the proxy meanwhile). */
-async function counted(work: () => Promise<unknown>): Promise<number> {
-  const before = proxy.count;
-  await work();
-  return proxy.count - before;
-}
-
-const draft = (paymentId: string) => ({ paymentId, deliveryId: 'dl_round_trip', source: 'webhook' as const });
-
 describe.each(subjects.map((make, i) => [i, make] as const))('round trips, MariaDB, client %i', (_, make) => {
   it('fresh: at most one more than the hand-rolled 4; duplicate: no more than its 3', async () => {
     const subject = await make();
     try {
-      // Warm: every pool has its connection and every client has prepared what it prepares once. The
-      // credit's own cost is the handler's (Prisma's create is an INSERT and a SELECT): measured here.
-      let credit = 0;
-      for (const warm of ['warm_a', 'warm_b']) {
-        const claim = (await subject.store.begin(
-          warm + Math.random(),
-          'fp',
-          draft('p_warm'),
-        )) as TransactionClaim<never>;
-        if (claim.state !== 'claimed') throw new Error(`warm-up: ${claim.state}`);
-        credit = await counted(() => subject.credit(claim.session.tx, warm));
-        await claim.session.commit({ outcome: 'credited', ...draft('p_warm') });
-      }
-      const key = `rt:${Math.random()}`;
-      const fresh = await counted(async () => {
-        const claim = (await subject.store.begin(key, 'fp', draft('p_rt'))) as TransactionClaim<never>;
-        if (claim.state !== 'claimed') throw new Error(`expected a claim, got ${claim.state}`);
-        await subject.credit(claim.session.tx, 'rt');
-        await claim.session.commit({ outcome: 'credited', ...draft('p_rt') });
-      });
-      const duplicate = await counted(async () => {
-        expect((await subject.store.begin(key, 'fp', draft('p_rt'))).state).toBe('completed');
-      });
+      const { fresh, credit, duplicate } = await deliveryRoundTrips(proxy, subject);
       console.info(
         `round trips on MariaDB, ${subject.name}: fresh ${fresh} (the credit ${credit}), duplicate ${duplicate}`,
       );
