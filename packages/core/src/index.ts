@@ -38,6 +38,7 @@ export { guardTransaction, type TransactionGuardOptions } from './store/guard-tr
 export { type HeldTransaction, holdTransaction } from './store/held-transaction.js';
 export { MemoryDedupeStore, type MemoryDedupeStoreOptions } from './store/memory-store.js';
 export type {
+  InboxDraft,
   InboxRecord,
   TransactionalStore,
   TransactionClaim,

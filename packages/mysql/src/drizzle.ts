@@ -1,9 +1,8 @@
-import { refuseOwnTransactions } from '@service-pay/core/node';
-import { is, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import { SqlStore } from '@service-pay/sql';
+import { drizzleClient } from '@service-pay/sql/clients/drizzle';
+import { mysqlDialect } from '@service-pay/sql/mysql';
+import { is, type SQLWrapper } from 'drizzle-orm';
 import { MySqlDatabase } from 'drizzle-orm/mysql-core';
-import type { ClientAdapter, Row } from './clients/client-driver.js';
-import { MySqlClientStore } from './clients/client-store.js';
-import type { Statement } from './inbox-sql.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -46,6 +45,12 @@ export interface DrizzleStoreOptions<Db extends DrizzleMySqlDatabase> {
   db: Db;
   /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -74,7 +79,7 @@ export interface DrizzleStoreOptions<Db extends DrizzleMySqlDatabase> {
  * } });
  * ```
  */
-export class DrizzleStore<Db extends DrizzleMySqlDatabase> extends MySqlClientStore<DrizzleTransaction<Db>> {
+export class DrizzleStore<Db extends DrizzleMySqlDatabase> extends SqlStore<DrizzleTransaction<Db>> {
   constructor(options: DrizzleStoreOptions<Db>) {
     const db = (options as Partial<DrizzleStoreOptions<Db>> | null)?.db;
     if (db === null || typeof db !== 'object' || typeof db.transaction !== 'function') {
@@ -86,38 +91,14 @@ export class DrizzleStore<Db extends DrizzleMySqlDatabase> extends MySqlClientSt
           'PostgreSQL use @service-pay/postgres/drizzle.',
       );
     }
-    const scope = {};
-    const own = refuseOwnTransactions(db, ['transaction'], scope, 'DrizzleStore');
-    const run = (executor: DrizzleMySqlDatabase, statement: Statement) => executor.execute(bound(statement));
-    const adapter: ClientAdapter<DrizzleTransaction<Db>> = {
+    const { client, scope } = drizzleClient<DrizzleTransaction<Db>>(db, 'DrizzleStore');
+    super({
       store: 'DrizzleStore',
-      transaction: (work) => own.transaction(work),
-      query: async (tx, statement) => rowsOf(await run(tx as DrizzleMySqlDatabase, statement)),
-      queryOutside: async (statement) => rowsOf(await run(db, statement)),
-      affectedOutside: async (statement) => affectedRowsOf(await run(db, statement)),
-      rawTextMethods: [],
-    };
-    super(adapter, options.tableName, scope);
+      client,
+      dialect: mysqlDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
-}
-
-/** The statement as Drizzle SQL: its text with each `?` bound to the next value (the store's texts quote no `?`). */
-function bound(statement: Statement): SQL {
-  const parts = statement.sql.split('?');
-  const chunks: SQL[] = [sql.raw(parts[0] as string)];
-  parts.slice(1).forEach((part, i) => {
-    chunks.push(sql`${statement.values[i]}`, sql.raw(part));
-  });
-  return sql.join(chunks);
-}
-
-/** mysql2 answers `[rows, fields]` for a SELECT and `[header, undefined]` for a write. */
-function rowsOf(result: unknown): Row[] {
-  const first = Array.isArray(result) ? result[0] : result;
-  return Array.isArray(first) ? (first as Row[]) : [];
-}
-
-function affectedRowsOf(result: unknown): number {
-  const first = Array.isArray(result) ? result[0] : result;
-  return Number((first as { affectedRows?: number } | null)?.affectedRows ?? 0);
 }

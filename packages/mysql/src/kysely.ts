@@ -1,8 +1,7 @@
-import { refuseOwnTransactions } from '@service-pay/core/node';
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import type { ClientAdapter, Row } from './clients/client-driver.js';
-import { MySqlClientStore } from './clients/client-store.js';
-import type { Statement } from './inbox-sql.js';
+import { SqlStore } from '@service-pay/sql';
+import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
+import { mysqlDialect } from '@service-pay/sql/mysql';
+import type { Kysely, Transaction } from 'kysely';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -19,6 +18,12 @@ export interface KyselyStoreOptions<DB> {
   db: Kysely<DB>;
   /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -47,34 +52,17 @@ export interface KyselyStoreOptions<DB> {
  * } });
  * ```
  */
-export class KyselyStore<DB> extends MySqlClientStore<Transaction<DB>> {
+export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
   constructor(options: KyselyStoreOptions<DB>) {
-    const db = (options as Partial<KyselyStoreOptions<DB>> | null)?.db;
-    if (
-      db === null ||
-      typeof db !== 'object' ||
-      typeof db.transaction !== 'function' ||
-      typeof db.selectFrom !== 'function'
-    ) {
-      throw new TypeError(
-        'KyselyStore: options.db must be a Kysely instance (new Kysely<DB>({ dialect: new MysqlDialect(...) })).',
-      );
-    }
-    if (db.isTransaction) {
-      throw new TypeError("KyselyStore: options.db is a Transaction; pass the app's Kysely instance.");
-    }
-    const scope = {};
-    const own = refuseOwnTransactions(db, ['transaction', 'startTransaction'], scope, 'KyselyStore');
-    const run = (executor: Kysely<DB>, statement: Statement) =>
-      executor.executeQuery<Row>(CompiledQuery.raw(statement.sql, statement.values));
-    const adapter: ClientAdapter<Transaction<DB>> = {
+    const db = kyselyOption<DB>(options, 'KyselyStore', 'new Kysely<DB>({ dialect: new MysqlDialect(...) })');
+    const { client, scope } = kyselyClient(db, 'KyselyStore');
+    super({
       store: 'KyselyStore',
-      transaction: (work) => own.transaction().execute(work),
-      query: async (tx, statement) => (await run(tx, statement)).rows,
-      queryOutside: async (statement) => (await run(db, statement)).rows,
-      affectedOutside: async (statement) => Number((await run(db, statement)).numAffectedRows ?? 0),
-      rawTextMethods: [],
-    };
-    super(adapter, options.tableName, scope);
+      client,
+      dialect: mysqlDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
 }

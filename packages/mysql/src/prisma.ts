@@ -1,40 +1,11 @@
-import { refuseOwnTransactions } from '@service-pay/core/node';
-import type { ClientAdapter, Row } from './clients/client-driver.js';
-import { MySqlClientStore } from './clients/client-store.js';
+import type { PrismaLike, PrismaTransaction } from '@service-pay/sql';
+import { SqlStore } from '@service-pay/sql';
+import { prismaClient, prismaOption } from '@service-pay/sql/clients/prisma';
+import { mysqlDialect } from '@service-pay/sql/mysql';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
-/** The options Prisma's interactive `$transaction` takes that the store sets. */
-interface PrismaTransactionOptions {
-  maxWait?: number;
-  timeout?: number;
-}
-
-/**
- * What `PrismaStore` uses of a `PrismaClient` on MySQL or MariaDB (Prisma 7 on `@prisma/adapter-mariadb`):
- * its interactive `$transaction` and raw queries.
- *
- * @example
- * ```ts
- * const prisma: PrismaLike = new PrismaClient({ adapter: new PrismaMariaDb(process.env.DATABASE_URL!) });
- * ```
- */
-export interface PrismaLike {
-  // biome-ignore lint/suspicious/noExplicitAny: the transaction client's type is the generated client's
-  $transaction<R>(fn: (tx: any) => Promise<R>, options?: PrismaTransactionOptions): Promise<R>;
-  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
-  $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
-}
-
-/**
- * The interactive transaction client Prisma hands its `$transaction` callback: `ctx.tx`.
- *
- * @example
- * ```ts
- * type Tx = PrismaTransaction<typeof prisma>; // Omit<PrismaClient, '$transaction' | ...>
- * ```
- */
-export type PrismaTransaction<Client extends PrismaLike> = Parameters<Parameters<Client['$transaction']>[0]>[0];
+export type { PrismaLike, PrismaTransaction };
 
 /**
  * Options of `PrismaStore` on MySQL and MariaDB.
@@ -57,10 +28,13 @@ export interface PrismaStoreOptions<Client extends PrismaLike> {
   maxWaitMs?: number | undefined;
   /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
-
-const DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000;
-const DEFAULT_MAX_WAIT_MS = 5_000;
 
 /**
  * The transactional store on Prisma with MySQL or MariaDB: each delivery runs inside Prisma's own
@@ -88,40 +62,21 @@ const DEFAULT_MAX_WAIT_MS = 5_000;
  * } });
  * ```
  */
-export class PrismaStore<Client extends PrismaLike> extends MySqlClientStore<PrismaTransaction<Client>> {
+export class PrismaStore<Client extends PrismaLike> extends SqlStore<PrismaTransaction<Client>> {
   constructor(options: PrismaStoreOptions<Client>) {
-    const prisma = (options as Partial<PrismaStoreOptions<Client>> | null)?.prisma;
-    if (
-      prisma === null ||
-      typeof prisma !== 'object' ||
-      typeof prisma.$transaction !== 'function' ||
-      typeof prisma.$queryRawUnsafe !== 'function' ||
-      typeof prisma.$executeRawUnsafe !== 'function'
-    ) {
-      throw new TypeError('PrismaStore: options.prisma must be a PrismaClient (new PrismaClient({ adapter })).');
-    }
-    const timeout = milliseconds(options.transactionTimeoutMs, DEFAULT_TRANSACTION_TIMEOUT_MS, 'transactionTimeoutMs');
-    const maxWait = milliseconds(options.maxWaitMs, DEFAULT_MAX_WAIT_MS, 'maxWaitMs');
-    const scope = {};
-    const own = refuseOwnTransactions(prisma, ['$transaction'], scope, 'PrismaStore');
-    const rows = async (client: PrismaLike, sql: string, values: unknown[]) =>
-      (await client.$queryRawUnsafe<Row[]>(sql, ...values)) ?? [];
-    const adapter: ClientAdapter<PrismaTransaction<Client>> = {
+    const prisma = prismaOption<Client>(
+      options,
+      'PrismaStore',
+      'new PrismaClient({ adapter: new PrismaMariaDb(url) })',
+    );
+    const { client, scope } = prismaClient(prisma, options, 'PrismaStore');
+    super({
       store: 'PrismaStore',
-      transaction: (work) => own.$transaction(work, { timeout, maxWait }),
-      query: (tx, statement) => rows(tx as PrismaLike, statement.sql, statement.values),
-      queryOutside: (statement) => rows(prisma, statement.sql, statement.values),
-      affectedOutside: async (statement) => Number(await prisma.$executeRawUnsafe(statement.sql, ...statement.values)),
-      rawTextMethods: ['$queryRawUnsafe', '$executeRawUnsafe'],
-    };
-    super(adapter, options.tableName, scope);
+      client,
+      dialect: mysqlDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
-}
-
-function milliseconds(value: unknown, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new RangeError(`PrismaStore: ${name} must be a number of milliseconds > 0, got ${JSON.stringify(value)}.`);
-  }
-  return value;
 }

@@ -39,7 +39,7 @@ beforeAll(async () => {
   await pool.query(`create table ${credits} (id bigint auto_increment primary key, payment_id varchar(255) not null)`);
 });
 afterAll(async () => {
-  await pool.query(`drop table if exists ${credits}, ${inbox}`);
+  await pool.query(`drop table if exists ${credits}, ${inbox}, ${inbox}_keys`);
   await pool.end();
 });
 

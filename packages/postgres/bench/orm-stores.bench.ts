@@ -10,7 +10,8 @@
  *                rejection row).
  * Round trips: every statement the client sends, BEGIN and COMMIT included, counted on its node-postgres
  * connections (TypeORM keeps its pool to itself: counted by its query log, which sees the same statements).
- * Targets: >= 0.9x fresh, >= 1.0x duplicates (an ORM store costs about what the client's own transaction costs).
+ * Targets: >= 0.9x fresh (a store may cost a little over the hand-rolled transaction, never a multiple), >=
+ * 1.0x duplicates (a duplicate must never cost more than the work it saves).
  *
  *   node --import tsx bench/orm-stores.bench.ts        (DATABASE_URL for another server)
  */

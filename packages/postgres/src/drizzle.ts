@@ -1,8 +1,8 @@
-import { refuseOwnTransactions } from '@service-pay/core/node';
-import { is, type SQLWrapper, sql } from 'drizzle-orm';
+import { SqlStore } from '@service-pay/sql';
+import { drizzleClient } from '@service-pay/sql/clients/drizzle';
+import { postgresDialect } from '@service-pay/sql/postgres';
+import { is, type SQLWrapper } from 'drizzle-orm';
 import { PgDatabase } from 'drizzle-orm/pg-core';
-import type { ClientAdapter, Row } from './clients/client-driver.js';
-import { ClientStore } from './clients/client-store.js';
 import { isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
@@ -46,6 +46,12 @@ export interface DrizzleStoreOptions<Db extends DrizzlePgDatabase> {
   db: Db;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -73,7 +79,7 @@ export interface DrizzleStoreOptions<Db extends DrizzlePgDatabase> {
  * } });
  * ```
  */
-export class DrizzleStore<Db extends DrizzlePgDatabase> extends ClientStore<DrizzleTransaction<Db>> {
+export class DrizzleStore<Db extends DrizzlePgDatabase> extends SqlStore<DrizzleTransaction<Db>> {
   constructor(options: DrizzleStoreOptions<Db>) {
     const db = (options as Partial<DrizzleStoreOptions<Db>> | null)?.db;
     if (db === null || typeof db !== 'object' || typeof db.transaction !== 'function') {
@@ -87,23 +93,16 @@ export class DrizzleStore<Db extends DrizzlePgDatabase> extends ClientStore<Driz
     }
     // On a node-postgres pool, a connection dropping under a delivery (PostgreSQL restarted, a deadline's
     // backend ended) must fail that delivery, not crash the app: see pool-errors.ts.
-    const client = (db as { $client?: unknown }).$client;
-    if (isPgPool(client)) keepCheckedOutClientsFromCrashing(client);
-    const scope = {};
-    const own = refuseOwnTransactions(db, ['transaction'], scope, 'DrizzleStore');
-    const adapter: ClientAdapter<DrizzleTransaction<Db>> = {
+    const pool = (db as { $client?: unknown }).$client;
+    if (isPgPool(pool)) keepCheckedOutClientsFromCrashing(pool);
+    const { client, scope } = drizzleClient<DrizzleTransaction<Db>>(db, 'DrizzleStore');
+    super({
       store: 'DrizzleStore',
-      transaction: (work) => own.transaction(work),
-      query: async (tx, text) => rowsOf(await (tx as DrizzlePgDatabase).execute(sql.raw(text))),
-      queryOutside: async (text) => rowsOf(await db.execute(sql.raw(text))),
-      rawTextMethods: [],
-    };
-    super(adapter, options.tableName, scope);
+      client,
+      dialect: postgresDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
-}
-
-/** node-postgres answers a `QueryResult` ({ rows }); postgres.js and others answer the rows themselves. */
-function rowsOf(result: unknown): Row[] {
-  if (Array.isArray(result)) return result as Row[];
-  return ((result as { rows?: Row[] } | null)?.rows ?? []) as Row[];
 }

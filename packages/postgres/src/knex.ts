@@ -1,7 +1,7 @@
-import { refuseOwnTransactions } from '@service-pay/core/node';
+import { SqlStore } from '@service-pay/sql';
+import { knexClient, knexOption } from '@service-pay/sql/clients/knex';
+import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Knex } from 'knex';
-import type { ClientAdapter, Row } from './clients/client-driver.js';
-import { ClientStore } from './clients/client-store.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -19,10 +19,13 @@ export interface KnexStoreOptions {
   knex: Knex;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
-
-/** Knex's names for its PostgreSQL client. */
-const POSTGRES_DIALECT = 'postgresql';
 
 /**
  * The transactional store on Knex (PostgreSQL): each delivery runs inside Knex's own
@@ -48,31 +51,17 @@ const POSTGRES_DIALECT = 'postgresql';
  * } });
  * ```
  */
-export class KnexStore extends ClientStore<Knex.Transaction> {
+export class KnexStore extends SqlStore<Knex.Transaction> {
   constructor(options: KnexStoreOptions) {
-    const knex = (options as Partial<KnexStoreOptions> | null)?.knex;
-    if (typeof knex !== 'function' || typeof knex.transaction !== 'function' || typeof knex.raw !== 'function') {
-      throw new TypeError("KnexStore: options.knex must be a Knex instance (knex({ client: 'pg', ... })).");
-    }
-    if ((knex as { isTransaction?: unknown }).isTransaction === true) {
-      throw new TypeError("KnexStore: options.knex is a transaction; pass the app's Knex instance.");
-    }
-    const dialect = (knex.client as { dialect?: unknown } | undefined)?.dialect;
-    if (dialect !== POSTGRES_DIALECT) {
-      throw new TypeError(
-        `KnexStore: options.knex must use PostgreSQL (client: 'pg'), not ${JSON.stringify(dialect)}; for ` +
-          'MySQL and SQLite see the README.',
-      );
-    }
-    const scope = {};
-    const own = refuseOwnTransactions(knex, ['transaction', 'transactionProvider'], scope, 'KnexStore');
-    const adapter: ClientAdapter<Knex.Transaction> = {
+    const knex = knexOption(options, 'KnexStore', ['postgresql'], "client: 'pg'");
+    const { client, scope } = knexClient(knex, 'KnexStore');
+    super({
       store: 'KnexStore',
-      transaction: (work) => own.transaction(work),
-      query: async (tx, text) => ((await tx.raw(text)) as { rows: Row[] }).rows,
-      queryOutside: async (text) => ((await knex.raw(text)) as { rows: Row[] }).rows,
-      rawTextMethods: ['raw'],
-    };
-    super(adapter, options.tableName, scope);
+      client,
+      dialect: postgresDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
 }

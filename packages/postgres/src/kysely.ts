@@ -1,7 +1,7 @@
-import { refuseOwnTransactions } from '@service-pay/core/node';
-import { type Kysely, sql, type Transaction } from 'kysely';
-import type { ClientAdapter, Row } from './clients/client-driver.js';
-import { ClientStore } from './clients/client-store.js';
+import { SqlStore } from '@service-pay/sql';
+import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
+import { postgresDialect } from '@service-pay/sql/postgres';
+import type { Kysely, Transaction } from 'kysely';
 import { isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
@@ -27,6 +27,12 @@ export interface KyselyStoreOptions<DB> {
   pool?: { on: (...args: never[]) => unknown } | undefined;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -52,37 +58,23 @@ export interface KyselyStoreOptions<DB> {
  * } });
  * ```
  */
-export class KyselyStore<DB> extends ClientStore<Transaction<DB>> {
+export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
   constructor(options: KyselyStoreOptions<DB>) {
-    const db = (options as Partial<KyselyStoreOptions<DB>> | null)?.db;
-    if (
-      db === null ||
-      typeof db !== 'object' ||
-      typeof db.transaction !== 'function' ||
-      typeof db.selectFrom !== 'function'
-    ) {
-      throw new TypeError('KyselyStore: options.db must be a Kysely instance (new Kysely<DB>({ dialect })).');
-    }
-    if (db.isTransaction) {
-      throw new TypeError("KyselyStore: options.db is a Transaction; pass the app's Kysely instance.");
-    }
+    const db = kyselyOption<DB>(options, 'KyselyStore', 'new Kysely<DB>({ dialect })');
     if (options.pool !== undefined) {
       if (!isPgPool(options.pool)) {
         throw new TypeError('KyselyStore: options.pool must be the node-postgres Pool under your PostgresDialect.');
       }
       keepCheckedOutClientsFromCrashing(options.pool);
     }
-    const scope = {};
-    const own = refuseOwnTransactions(db, ['transaction', 'startTransaction'], scope, 'KyselyStore');
-    const rows = async (executor: Kysely<DB>, text: string) =>
-      (await sql.raw<Row>(text).execute(executor)).rows as Row[];
-    const adapter: ClientAdapter<Transaction<DB>> = {
+    const { client, scope } = kyselyClient(db, 'KyselyStore');
+    super({
       store: 'KyselyStore',
-      transaction: (work) => own.transaction().execute(work),
-      query: rows,
-      queryOutside: (text) => rows(db, text),
-      rawTextMethods: [],
-    };
-    super(adapter, options.tableName, scope);
+      client,
+      dialect: postgresDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
 }

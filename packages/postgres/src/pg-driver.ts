@@ -1,4 +1,5 @@
 import type { InboxRecord, TransactionClaim, TransactionSession } from '@service-pay/core';
+import type { InboxSql } from '@service-pay/sql/postgres';
 import type { Pool, PoolClient, QueryResult } from 'pg';
 import {
   type Driver,
@@ -9,7 +10,6 @@ import {
   nestedTransactionError,
   PRUNE_BATCH,
 } from './driver.js';
-import type { InboxSql } from './inbox-sql.js';
 
 /** How long a rollback waits for a killed backend to be gone (its locks freed). */
 const TERMINATE_WAIT_MS = 5_000;

@@ -1,5 +1,6 @@
 import type { PGliteInterface, Results, Transaction } from '@electric-sql/pglite';
 import type { InboxRecord, TransactionClaim, TransactionSession } from '@service-pay/core';
+import type { InboxSql } from '@service-pay/sql/postgres';
 import {
   type Driver,
   endedError,
@@ -9,7 +10,6 @@ import {
   nestedTransactionError,
   PRUNE_BATCH,
 } from './driver.js';
-import type { InboxSql } from './inbox-sql.js';
 
 /**
  * Per PGlite instance, shared by every store on it: whether one of our delivery transactions is open.

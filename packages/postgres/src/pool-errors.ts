@@ -25,6 +25,8 @@ export function keepPoolErrorsFromCrashing(pool: Pool): void {
 }
 
 const guardedClients = new WeakSet<object>();
+/** Pools with our `acquire` listener: one per pool, however many stores share it. */
+const guardedPools = new WeakSet<object>();
 const ignoreError = () => {};
 
 /**
@@ -39,10 +41,12 @@ interface PoolEvents {
  * clients out of itself (Drizzle on node-postgres). node-postgres takes its own listener off a client while
  * it is checked out, so a connection that drops then (PostgreSQL restarted, a backend ended) throws from an
  * EventEmitter with no listener. The query in flight fails by itself, which is how the store and the app
- * learn of it. Uses the pool's public `acquire` event, once per client.
+ * learn of it. Uses the pool's public `acquire` event: one listener per pool, once per client.
  */
 export function keepCheckedOutClientsFromCrashing(pool: Pool): void {
   keepPoolErrorsFromCrashing(pool);
+  if (guardedPools.has(pool)) return;
+  guardedPools.add(pool);
   (pool as unknown as PoolEvents).on('acquire', (client) => {
     if (guardedClients.has(client)) return;
     guardedClients.add(client);

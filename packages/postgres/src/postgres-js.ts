@@ -1,9 +1,7 @@
-import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
+import { SqlStore } from '@service-pay/sql';
+import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Sql, TransactionSql } from 'postgres';
-import { pruneAge } from './driver.js';
-import { InboxSql } from './inbox-sql.js';
-import { PostgresJsDriver } from './postgres-js-driver.js';
-import { tableName } from './table-name.js';
+import { postgresJsClient } from './clients/postgres-js.js';
 
 /**
  * Options of `PostgresJsStore`.
@@ -19,6 +17,12 @@ export interface PostgresJsStoreOptions {
   sql: Sql;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -45,34 +49,20 @@ export interface PostgresJsStoreOptions {
  * } });
  * ```
  */
-export class PostgresJsStore implements TransactionalStore<TransactionSql> {
-  readonly kind = 'transactional';
-  /** The inbox table's name as given (default `service_pay_inbox`). */
-  readonly tableName: string;
-  readonly #driver: PostgresJsDriver;
-
+export class PostgresJsStore extends SqlStore<TransactionSql> {
   constructor(options: PostgresJsStoreOptions) {
     const sql = (options as Partial<PostgresJsStoreOptions> | null)?.sql;
     if (typeof sql !== 'function' || typeof sql.begin !== 'function' || typeof sql.unsafe !== 'function') {
       throw new TypeError('PostgresJsStore: options.sql must be a postgres.js instance (postgres(url)).');
     }
-    const table = tableName(options.tableName);
-    this.tableName = table.name;
-    this.#driver = new PostgresJsDriver(sql, new InboxSql(table));
-  }
-
-  /** Opens `sql.begin` holding `key`, or says why not (`in-progress` without waiting, or `completed`). */
-  begin(key: string, fingerprint: string): Promise<TransactionClaim<TransactionSql>> {
-    return this.#driver.begin(key, fingerprint);
-  }
-
-  /** Creates the inbox table and its indexes if missing; idempotent and safe from several processes. */
-  migrate(): Promise<void> {
-    return this.#driver.migrate();
-  }
-
-  /** Deletes inbox rows older than `olderThanMs`, in batches; resolves with how many. */
-  async prune(options: { olderThanMs: number }): Promise<number> {
-    return await this.#driver.prune(pruneAge(options, 'PostgresJsStore'));
+    const client = postgresJsClient(sql);
+    super({
+      store: 'PostgresJsStore',
+      client,
+      dialect: postgresDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope: {},
+    });
   }
 }

@@ -1,12 +1,12 @@
 import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
+import { AutoMigration, autoMigrateOption } from '@service-pay/sql';
+import { InboxSql, tableName } from '@service-pay/sql/postgres';
 import type { Pool, PoolClient } from 'pg';
 import { type Driver, pruneAge } from './driver.js';
-import { InboxSql } from './inbox-sql.js';
 import { PgDriver } from './pg-driver.js';
 import { PGliteDriver } from './pglite-driver.js';
 import type { PGliteLike, PGliteTransaction } from './pglite-types.js';
 import { keepPoolErrorsFromCrashing } from './pool-errors.js';
-import { tableName } from './table-name.js';
 
 /**
  * Options both flavours share.
@@ -22,6 +22,12 @@ export interface PostgresStoreCommonOptions {
    * Default `service_pay_inbox`.
    */
   tableName?: string;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -114,12 +120,14 @@ class Store<Tx> implements PostgresStore<Tx> {
   readonly kind = 'transactional';
   readonly tableName: string;
   readonly #driver: Driver<Tx>;
+  readonly #auto: AutoMigration;
 
   constructor(options: PostgresPoolOptions | PGliteStoreOptions) {
     if (options === null || typeof options !== 'object') {
       throw new TypeError('PostgresStore: pass { pool } (a node-postgres Pool) or { pglite } (a PGlite).');
     }
     const table = tableName(options.tableName);
+    this.#auto = new AutoMigration(autoMigrateOption(options.autoMigrate, 'PostgresStore'), () => this.migrate());
     const sql = new InboxSql(table);
     this.tableName = table.name;
     const { pool } = options as Partial<PostgresPoolOptions>;
@@ -144,7 +152,7 @@ class Store<Tx> implements PostgresStore<Tx> {
   }
 
   begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>> {
-    return this.#driver.begin(key, fingerprint);
+    return this.#auto.run(() => this.#driver.begin(key, fingerprint));
   }
 
   migrate(): Promise<void> {

@@ -1,40 +1,11 @@
-import { refuseOwnTransactions } from '@service-pay/core/node';
-import type { ClientAdapter, Row } from './clients/client-driver.js';
-import { ClientStore } from './clients/client-store.js';
+import type { PrismaLike, PrismaTransaction } from '@service-pay/sql';
+import { SqlStore } from '@service-pay/sql';
+import { prismaClient, prismaOption } from '@service-pay/sql/clients/prisma';
+import { postgresDialect } from '@service-pay/sql/postgres';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
-/** The options Prisma's interactive `$transaction` takes that the store sets. */
-interface PrismaTransactionOptions {
-  maxWait?: number;
-  timeout?: number;
-}
-
-/**
- * What `PrismaStore` uses of a Prisma client on PostgreSQL (Prisma 7 with `@prisma/adapter-pg`, or 5/6):
- * its interactive `$transaction` and `$queryRawUnsafe`. The generated `PrismaClient` fits.
- *
- * @example
- * ```ts
- * import { PrismaPg } from '@prisma/adapter-pg';
- * const prisma: PrismaLike = new PrismaClient({ adapter: new PrismaPg({ connectionString }) });
- * ```
- */
-export interface PrismaLike {
-  // biome-ignore lint/suspicious/noExplicitAny: the transaction client's type is the generated client's
-  $transaction<R>(fn: (tx: any) => Promise<R>, options?: PrismaTransactionOptions): Promise<R>;
-  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
-}
-
-/**
- * The transaction client Prisma hands its interactive `$transaction` callback: `ctx.tx`.
- *
- * @example
- * ```ts
- * type Tx = PrismaTransaction<typeof prisma>; // Omit<PrismaClient, '$connect' | '$transaction' | ...>
- * ```
- */
-export type PrismaTransaction<Client extends PrismaLike> = Parameters<Parameters<Client['$transaction']>[0]>[0];
+export type { PrismaLike, PrismaTransaction };
 
 /**
  * Options of `PrismaStore`.
@@ -57,10 +28,13 @@ export interface PrismaStoreOptions<Client extends PrismaLike> {
   maxWaitMs?: number | undefined;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
-
-const DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000;
-const DEFAULT_MAX_WAIT_MS = 5_000;
 
 /**
  * The transactional store on Prisma (PostgreSQL): each delivery runs inside Prisma's own interactive
@@ -85,37 +59,17 @@ const DEFAULT_MAX_WAIT_MS = 5_000;
  * } });
  * ```
  */
-export class PrismaStore<Client extends PrismaLike> extends ClientStore<PrismaTransaction<Client>> {
+export class PrismaStore<Client extends PrismaLike> extends SqlStore<PrismaTransaction<Client>> {
   constructor(options: PrismaStoreOptions<Client>) {
-    const prisma = (options as Partial<PrismaStoreOptions<Client>> | null)?.prisma;
-    if (
-      prisma === null ||
-      typeof prisma !== 'object' ||
-      typeof prisma.$transaction !== 'function' ||
-      typeof prisma.$queryRawUnsafe !== 'function'
-    ) {
-      throw new TypeError('PrismaStore: options.prisma must be a PrismaClient (new PrismaClient({ adapter })).');
-    }
-    const timeout = milliseconds(options.transactionTimeoutMs, DEFAULT_TRANSACTION_TIMEOUT_MS, 'transactionTimeoutMs');
-    const maxWait = milliseconds(options.maxWaitMs, DEFAULT_MAX_WAIT_MS, 'maxWaitMs');
-    const scope = {};
-    const own = refuseOwnTransactions(prisma, ['$transaction'], scope, 'PrismaStore');
-    const rows = async (client: PrismaLike, text: string) => (await client.$queryRawUnsafe<Row[]>(text)) ?? [];
-    const adapter: ClientAdapter<PrismaTransaction<Client>> = {
+    const prisma = prismaOption<Client>(options, 'PrismaStore', 'new PrismaClient({ adapter })');
+    const { client, scope } = prismaClient(prisma, options, 'PrismaStore');
+    super({
       store: 'PrismaStore',
-      transaction: (work) => own.$transaction(work, { timeout, maxWait }),
-      query: (tx, text) => rows(tx as PrismaLike, text),
-      queryOutside: (text) => rows(prisma, text),
-      rawTextMethods: ['$queryRawUnsafe', '$executeRawUnsafe'],
-    };
-    super(adapter, options.tableName, scope);
+      client,
+      dialect: postgresDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
-}
-
-function milliseconds(value: unknown, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new RangeError(`PrismaStore: ${name} must be a number of milliseconds > 0, got ${JSON.stringify(value)}.`);
-  }
-  return value;
 }

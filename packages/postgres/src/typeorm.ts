@@ -1,7 +1,7 @@
-import { refuseOwnTransactions } from '@service-pay/core/node';
+import { SqlStore } from '@service-pay/sql';
+import { typeOrmClient, typeOrmOption } from '@service-pay/sql/clients/typeorm';
+import { postgresDialect } from '@service-pay/sql/postgres';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { ClientAdapter, Row } from './clients/client-driver.js';
-import { ClientStore } from './clients/client-store.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -19,6 +19,12 @@ export interface TypeOrmStoreOptions {
   dataSource: DataSource;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
   tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -43,36 +49,17 @@ export interface TypeOrmStoreOptions {
  * } });
  * ```
  */
-export class TypeOrmStore extends ClientStore<EntityManager> {
+export class TypeOrmStore extends SqlStore<EntityManager> {
   constructor(options: TypeOrmStoreOptions) {
-    const dataSource = (options as Partial<TypeOrmStoreOptions> | null)?.dataSource;
-    if (
-      dataSource === null ||
-      typeof dataSource !== 'object' ||
-      typeof dataSource.transaction !== 'function' ||
-      typeof dataSource.query !== 'function'
-    ) {
-      throw new TypeError("TypeOrmStore: options.dataSource must be a TypeORM DataSource (type: 'postgres').");
-    }
-    const type = (dataSource.options as { type?: unknown } | undefined)?.type;
-    if (type !== 'postgres') {
-      throw new TypeError(
-        `TypeOrmStore: options.dataSource must use PostgreSQL (type: 'postgres'), not ${JSON.stringify(type)}.`,
-      );
-    }
-    if (!dataSource.isInitialized) {
-      throw new TypeError('TypeOrmStore: options.dataSource is not initialized; await dataSource.initialize() first.');
-    }
-    const scope = {};
-    const own = refuseOwnTransactions(dataSource, ['transaction'], scope, 'TypeOrmStore');
-    refuseOwnTransactions(dataSource.manager, ['transaction'], scope, 'TypeOrmStore');
-    const adapter: ClientAdapter<EntityManager> = {
+    const dataSource = typeOrmOption(options, 'TypeOrmStore', ['postgres']);
+    const { client, scope } = typeOrmClient(dataSource, 'TypeOrmStore');
+    super({
       store: 'TypeOrmStore',
-      transaction: (work) => own.transaction(work),
-      query: async (tx, text) => (await tx.query(text)) as Row[],
-      queryOutside: async (text) => (await dataSource.query(text)) as Row[],
-      rawTextMethods: ['query'],
-    };
-    super(adapter, options.tableName, scope);
+      client,
+      dialect: postgresDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
   }
 }

@@ -1,4 +1,5 @@
 import type { InboxRecord, TransactionClaim, TransactionSession } from '@service-pay/core';
+import { type InboxSql, SAVEPOINT } from '@service-pay/sql/sqlite';
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   ConnectionGate,
@@ -11,7 +12,6 @@ import {
   nestedTransactionError,
   PRUNE_BATCH,
 } from './driver.js';
-import { type InboxSql, SAVEPOINT } from './inbox-sql.js';
 
 type Database = BetterSqlite3.Database;
 type Statement = BetterSqlite3.Statement;

@@ -1,9 +1,9 @@
 import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
+import { AutoMigration, autoMigrateOption, pruneAge } from '@service-pay/sql';
+import { InboxSql, tableName } from '@service-pay/sql/sqlite';
 import type { Database } from 'better-sqlite3';
 import { BetterSqlite3Driver } from './better-sqlite3-driver.js';
 import type { Driver } from './driver.js';
-import { InboxSql } from './inbox-sql.js';
-import { tableName } from './table-name.js';
 
 /**
  * Options every client shares.
@@ -19,6 +19,12 @@ export interface SqliteStoreCommonOptions {
    * given: they are quoted). Default `service_pay_inbox`.
    */
   tableName?: string;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -119,10 +125,12 @@ class Store<Tx> implements SqliteStore<Tx> {
   readonly kind = 'transactional';
   readonly tableName: string;
   readonly #driver: Driver<Tx>;
+  readonly #auto: AutoMigration;
 
   constructor(options: BetterSqlite3StoreOptions<SqliteDatabaseLike>) {
     if (options === null || typeof options !== 'object') throw new TypeError(USAGE);
     const table = tableName(options.tableName);
+    this.#auto = new AutoMigration(autoMigrateOption(options.autoMigrate, 'SqliteStore'), () => this.migrate());
     const sql = new InboxSql(table);
     this.tableName = table.name;
     const { database } = options as Partial<BetterSqlite3StoreOptions<SqliteDatabaseLike>>;
@@ -143,7 +151,7 @@ class Store<Tx> implements SqliteStore<Tx> {
   }
 
   begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>> {
-    return this.#driver.begin(key, fingerprint);
+    return this.#auto.run(() => this.#driver.begin(key, fingerprint));
   }
 
   migrate(): Promise<void> {
@@ -151,13 +159,7 @@ class Store<Tx> implements SqliteStore<Tx> {
   }
 
   async prune(options: { olderThanMs: number }): Promise<number> {
-    const olderThanMs = (options as { olderThanMs?: unknown } | null)?.olderThanMs;
-    if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
-      throw new RangeError(
-        `SqliteStore.prune: olderThanMs must be a number of milliseconds >= 0, got ${JSON.stringify(olderThanMs)}.`,
-      );
-    }
-    return await this.#driver.prune(olderThanMs);
+    return await this.#driver.prune(pruneAge(options, 'SqliteStore'));
   }
 }
 

@@ -25,7 +25,11 @@ export async function transactionAttempt<Tx, T>(
     let beginning: Promise<TransactionClaim<Tx>> | undefined;
     let claim: TransactionClaim<Tx>;
     try {
-      beginning = store.begin(input.key, input.fingerprint);
+      beginning = store.begin(input.key, input.fingerprint, {
+        paymentId: input.payment.paymentId,
+        deliveryId: input.deliveryId,
+        source: input.source,
+      });
       claim = await engine.bounded(beginning, 'begin');
     } catch (error) {
       // A transaction that opens after we gave up holds the key for nobody: roll it back when it arrives. A

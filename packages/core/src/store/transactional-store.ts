@@ -20,6 +20,17 @@ export interface InboxRecord {
 }
 
 /**
+ * What the inbox row will say about the attempt, known when its transaction opens: a store may write the
+ * row with the claim itself (one statement, no late INSERT), leaving only its outcome to settle at commit.
+ *
+ * @example
+ * ```ts
+ * const draft: InboxDraft = { paymentId: 'p_1', deliveryId: 'dl_1', source: 'webhook' };
+ * ```
+ */
+export type InboxDraft = Pick<InboxRecord, 'paymentId' | 'deliveryId' | 'source'>;
+
+/**
  * One open transaction that holds a dedupe key. The pipeline runs the handler with `tx`, then ends the
  * transaction exactly once: `commit` or `rollback`.
  *
@@ -88,8 +99,9 @@ export interface TransactionalStore<Tx> {
    * Opens a transaction and takes `key` without waiting: held by another transaction -> `in-progress`;
    * already recorded -> `completed` with the recorded fingerprint; else `claimed` with the open session.
    * If the caller gave up waiting (its store timeout), it rolls back a session that arrives late.
+   * `draft` (given by the pipeline) is what the inbox row will say; the commit's record repeats it.
    */
-  begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>>;
+  begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>>;
 }
 
 /**

@@ -92,8 +92,8 @@ afterAll(async () => {
   await server?.stop();
 }, 60_000);
 
-// The same rows for each store: MySqlStore on mysql2 (GET_LOCK), and the ORM stores (row locks in the ORM's
-// own transaction).
+// The same rows for each store: MySqlStore on mysql2 and the ORM stores, each taking the key as a row lock
+// in its own transaction.
 describe.each(['mysql2', 'kysely', 'drizzle', 'prisma'])(
   '%s under faults, 3 app processes sharing one MariaDB',
   (name) => {

@@ -1,4 +1,4 @@
-import type { InboxRecord } from '@service-pay/core';
+import type { InboxDraft, InboxRecord } from '@service-pay/core';
 import { quoteLiteral, quoteNullable } from './sql-text.js';
 import type { TableName } from './table-name.js';
 
@@ -39,6 +39,7 @@ export class InboxSql {
       `CREATE INDEX IF NOT EXISTS ${this.table.createdAtIndexSql} ON ${t} (created_at)`,
       `CREATE INDEX IF NOT EXISTS ${this.table.paymentIdIndexSql} ON ${t} (payment_id)`,
       this.claimFunction(),
+      this.takeFunction(),
     ];
   }
 
@@ -83,20 +84,60 @@ END
 $service_pay$`;
   }
 
+  /**
+   * The claim that also writes the inbox row, as one function: the lock; if taken, the row (outcome
+   * `credited`, settled at commit: a rejection rolls it back and records itself apart) inserted unless the
+   * key has one; if not inserted, the key's row read in a snapshot of its own (so a row committed by the
+   * lock's previous holder is seen). Nothing waits: the lock is tried, and a key whose row is not yet
+   * committed is always held by the transaction writing it.
+   */
+  private takeFunction(): string {
+    return `CREATE OR REPLACE FUNCTION ${this.table.takeFunctionSql}(claim_key text, claim_fingerprint text, claim_payment_id text, claim_delivery_id text, claim_source text, OUT locked boolean, OUT inserted boolean, OUT fingerprint text, OUT pid integer, OUT xact_us text)
+LANGUAGE plpgsql VOLATILE AS $service_pay$
+BEGIN
+  locked := pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(`${this.table.name}:`)} || claim_key, 0));
+  inserted := false;
+  IF locked THEN
+    INSERT INTO ${this.table.sql} AS inbox (key, fingerprint, payment_id, delivery_id, source, outcome)
+      VALUES (claim_key, claim_fingerprint, claim_payment_id, claim_delivery_id, claim_source, 'credited')
+      ON CONFLICT (key) DO NOTHING;
+    inserted := FOUND;
+  END IF;
+  IF NOT inserted THEN
+    SELECT inbox.fingerprint INTO fingerprint FROM ${this.table.sql} AS inbox WHERE inbox.key = claim_key;
+  END IF;
+  pid := pg_backend_pid();
+  xact_us := ((extract(epoch FROM now()) * 1000000)::bigint)::text;
+END
+$service_pay$`;
+  }
+
+  /** Calls the take function: one row (locked, inserted, fingerprint or null, pid, xact_us). */
+  take(key: string, fingerprint: string, draft: InboxDraft): string {
+    const args = [
+      quoteLiteral(key),
+      quoteLiteral(fingerprint),
+      quoteLiteral(draft.paymentId),
+      quoteNullable(draft.deliveryId),
+      quoteLiteral(draft.source),
+    ].join(', ');
+    return `SELECT locked, inserted, fingerprint, pid, xact_us FROM ${this.table.takeFunctionSql}(${args})`;
+  }
+
   /** Calls the claim function for `key`: one row (locked, fingerprint or null, pid, xact_us). */
   claim(key: string): string {
     return `SELECT locked, fingerprint, pid, xact_us FROM ${this.table.claimFunctionSql}(${quoteLiteral(key)})`;
   }
 
   /** The savepoint a rejection rolls back to, taken right after the claim. */
-  savepoint(): string {
+  static savepoint(): string {
     return `SAVEPOINT ${SAVEPOINT}`;
   }
 
   /** The key's row, then the savepoint (PGlite alone: the lock is held in the process, see `PGliteDriver`). */
   beginWithoutLock(key: string): string {
     return `SELECT fingerprint FROM ${this.table.sql} WHERE key = ${quoteLiteral(key)};
-${this.savepoint()}`;
+${InboxSql.savepoint()}`;
   }
 
   /**
@@ -110,6 +151,20 @@ ${this.savepoint()}`;
 
   /** `record` one statement at a time. */
   recordStatements(key: string, fingerprint: string, record: InboxRecord): string[] {
+    const insert = this.insert(key, fingerprint, record);
+    return record.outcome === 'rejected' ? [`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`, insert] : [insert];
+  }
+
+  /**
+   * The inbox row in a transaction of its own (a rejection, after its delivery rolled back): kept as it is
+   * if the key has a row already (a later delivery recorded first).
+   */
+  recordApart(key: string, fingerprint: string, record: InboxRecord): string {
+    return `${this.insert(key, fingerprint, record)} ON CONFLICT (key) DO NOTHING`;
+  }
+
+  /** The INSERT of one inbox row, its values written in as literals. */
+  insert(key: string, fingerprint: string, record: InboxRecord): string {
     const values = [
       quoteLiteral(key),
       quoteLiteral(fingerprint),
@@ -119,8 +174,7 @@ ${this.savepoint()}`;
       quoteLiteral(record.outcome),
       quoteNullable(record.reason),
     ].join(', ');
-    const insert = `INSERT INTO ${this.table.sql} (key, fingerprint, payment_id, delivery_id, source, outcome, reason) VALUES (${values})`;
-    return record.outcome === 'rejected' ? [`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`, insert] : [insert];
+    return `INSERT INTO ${this.table.sql} (key, fingerprint, payment_id, delivery_id, source, outcome, reason) VALUES (${values})`;
   }
 
   /** Deletes up to `batch` rows older than `$1` milliseconds; run until it deletes fewer. */

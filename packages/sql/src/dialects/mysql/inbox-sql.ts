@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { InboxRecord } from '@service-pay/core';
+import type { Statement } from '../../client.js';
 import type { TableName } from './table-name.js';
-
-/** The savepoint taken right after the key: a rejection rolls back to it and keeps only the inbox row. */
-const SAVEPOINT = 'service_pay_handler';
 
 /**
  * How many lock slots the ORM stores' keys table holds: 65,536 rows of one integer. Two deliveries of
@@ -12,12 +10,6 @@ const SAVEPOINT = 'service_pay_handler';
  */
 export const LOCK_SLOTS = 65_536;
 
-/** A statement and its bound values, as mysql2's `query(sql, values)` takes them. */
-export interface Statement {
-  sql: string;
-  values: unknown[];
-}
-
 /**
  * Every statement the store sends, for one inbox table. Values are always bound (`?`); mysql2 escapes them
  * on the client (`query`), so each statement is one round trip.
@@ -25,12 +17,21 @@ export interface Statement {
 export class InboxSql {
   constructor(readonly table: TableName) {}
 
-  /** Creates the table and its indexes if missing (idempotent). */
-  migrate(): string {
+  /**
+   * Creates the table and its indexes if missing, then widens what an older version made narrower: every
+   * text column holds what core accepts (a payment id of 256 characters, a key of 512). Idempotent; a
+   * column already that wide is left as it is.
+   */
+  migrateStatements(): string[] {
+    return [this.createTable(), this.widen()];
+  }
+
+  /** The inbox table as this version makes it. */
+  private createTable(): string {
     return `CREATE TABLE IF NOT EXISTS ${this.table.sql} (
   \`key\` VARCHAR(512) NOT NULL,
   fingerprint VARCHAR(255) NOT NULL,
-  payment_id VARCHAR(255) NOT NULL,
+  payment_id VARCHAR(256) NOT NULL,
   delivery_id VARCHAR(255) NULL,
   source VARCHAR(16) NOT NULL,
   outcome VARCHAR(16) NOT NULL,
@@ -45,35 +46,16 @@ export class InboxSql {
   }
 
   /**
-   * The key's lock name for `GET_LOCK`: at most 64 characters (MySQL's limit), so a hash of table and key.
-   * Locks are per server, so the table's name is part of it: two inbox tables never share a lock.
+   * Versions before this one made `payment_id` VARCHAR(255), one short of core's 256 characters: widened in
+   * place (an online change: the length prefix already takes two bytes in utf8mb4). A no-op once wide.
    */
-  lockName(key: string): string {
-    return `service-pay:${createHash('sha256').update(`${this.table.name}:${key}`).digest('hex').slice(0, 51)}`;
+  private widen(): string {
+    return `ALTER TABLE ${this.table.sql} MODIFY payment_id VARCHAR(256) NOT NULL`;
   }
 
-  /** Takes the key without waiting (0 s): `locked` 1 when this session now holds it; `id` the session's. */
-  lock(key: string): Statement {
-    return { sql: 'SELECT GET_LOCK(?, 0) AS locked, CONNECTION_ID() AS id', values: [this.lockName(key)] };
-  }
-
-  /** Frees the key; the session's other locks (none) are untouched. */
-  unlock(key: string): Statement {
-    return { sql: 'DO RELEASE_LOCK(?)', values: [this.lockName(key)] };
-  }
-
-  /** The key's row, read inside the transaction after the lock (its snapshot starts at this read). */
-  read(key: string): Statement {
-    return { sql: `SELECT fingerprint FROM ${this.table.sql} WHERE \`key\` = ?`, values: [key] };
-  }
-
-  savepoint(): string {
-    return `SAVEPOINT ${SAVEPOINT}`;
-  }
-
-  /** The inbox row, after rolling back to the savepoint for a rejection. */
-  record(key: string, fingerprint: string, record: InboxRecord): Statement[] {
-    const insert: Statement = {
+  /** The inbox row, in the delivery's transaction. */
+  record(key: string, fingerprint: string, record: InboxRecord): Statement {
+    return {
       sql: `INSERT INTO ${this.table.sql} (\`key\`, fingerprint, payment_id, delivery_id, source, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?)`,
       values: [
         key,
@@ -85,9 +67,15 @@ export class InboxSql {
         record.reason ?? null,
       ],
     };
-    return record.outcome === 'rejected'
-      ? [{ sql: `ROLLBACK TO SAVEPOINT ${SAVEPOINT}`, values: [] }, insert]
-      : [insert];
+  }
+
+  /**
+   * The inbox row in a transaction of its own (a rejection, after its delivery rolled back): kept as it is
+   * if the key has a row already (a later delivery recorded first).
+   */
+  recordApart(key: string, fingerprint: string, record: InboxRecord): Statement {
+    const insert = this.record(key, fingerprint, record);
+    return { sql: `${insert.sql} ON DUPLICATE KEY UPDATE fingerprint = fingerprint`, values: insert.values };
   }
 
   /**
@@ -114,14 +102,6 @@ export class InboxSql {
   }
 
   /**
-   * Outside any transaction, without locking: the key's inbox fingerprint if it was recorded (a duplicate is
-   * answered from this alone, in one round trip).
-   */
-  peek(key: string): Statement {
-    return { sql: `SELECT fingerprint FROM ${this.table.sql} WHERE \`key\` = ?`, values: [key] };
-  }
-
-  /**
    * In the delivery's transaction: takes the key's slot without waiting (held -> the server answers a lock
    * error at once), then reads the inbox row. The read refers to the locked row, so it runs after the lock
    * (an uncorrelated one is evaluated once, before it), and InnoDB takes its snapshot then: it sees the
@@ -140,6 +120,7 @@ export class InboxSql {
     return {
       sql: `DELETE FROM ${this.table.sql} WHERE created_at < NOW(3) - INTERVAL ? MICROSECOND LIMIT ${batch}`,
       values: [Math.floor(olderThanMs) * 1000],
+      write: true,
     };
   }
 }

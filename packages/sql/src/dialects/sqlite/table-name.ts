@@ -1,3 +1,5 @@
+import { DEFAULT_TABLE_NAME, tableNameParts } from '../../table-name.js';
+
 /**
  * The inbox table's name, checked once and quoted for SQL: `name`, or `schema.name` for an attached
  * database. Each part a plain identifier (letters, digits, `_`; not starting with a digit; at most 64
@@ -13,32 +15,24 @@ export interface TableName {
   readonly paymentIdIndexSql: string;
 }
 
-const PART = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-
-export const DEFAULT_TABLE_NAME = 'service_pay_inbox';
+const RULES = { qualifier: 'schema', maxLength: 64 } as const;
 
 /**
- * Checks and quotes a table name; throws a `TypeError` that says what is wrong.
+ * Checks and quotes a table name; throws a `TypeError` naming `store` that says what is wrong.
  *
  * @example
  * ```ts
- * tableName('service_pay_inbox').sql; // "service_pay_inbox"
+ * tableName('main.service_pay_inbox', 'SqliteStore').sql; // "main"."service_pay_inbox"
  * ```
  */
-export function tableName(value: unknown = DEFAULT_TABLE_NAME): TableName {
-  const parts = typeof value === 'string' ? value.split('.') : [];
-  if (parts.length === 0 || parts.length > 2 || !parts.every((part) => PART.test(part))) {
-    throw new TypeError(
-      `SqliteStore: tableName must be "name" or "schema.name" of letters, digits and _ (not starting with a digit, ` +
-        `at most 64 characters each), got ${JSON.stringify(value)}.`,
-    );
-  }
+export function tableName(value: unknown = DEFAULT_TABLE_NAME, store = 'SqliteStore'): TableName {
+  const parts = tableNameParts(value, store, RULES);
   const quoted = parts.map((part) => `"${part}"`);
   const table = parts[parts.length - 1] as string;
   // An index lives in its table's schema: `"schema"."index"` (SQLite's syntax), and is created ON the bare table.
   const index = (suffix: string) => [...quoted.slice(0, -1), `"${table}${suffix}"`].join('.');
   return {
-    name: value as string,
+    name: parts.join('.'),
     sql: quoted.join('.'),
     createdAtIndexSql: index('_created_at_idx'),
     paymentIdIndexSql: index('_payment_id_idx'),

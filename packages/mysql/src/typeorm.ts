@@ -1,0 +1,61 @@
+import { SqlStore } from '@service-pay/sql';
+import { typeOrmClient, typeOrmOption } from '@service-pay/sql/clients/typeorm';
+import { mysqlDialect } from '@service-pay/sql/mysql';
+import type { DataSource, EntityManager } from 'typeorm';
+
+export { OwnTransactionError } from '@service-pay/core/node';
+
+/**
+ * Options of `TypeOrmStore` on MySQL and MariaDB.
+ *
+ * @example
+ * ```ts
+ * const options: TypeOrmStoreOptions = { dataSource }; // new DataSource({ type: 'mysql', ... }), initialized
+ * ```
+ */
+export interface TypeOrmStoreOptions {
+  /** The app's initialized `DataSource` on MySQL or MariaDB (`type: 'mysql'` or `'mariadb'`). */
+  dataSource: DataSource;
+  /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
+  tableName?: string | undefined;
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
+}
+
+/**
+ * The transactional store on TypeORM with MySQL or MariaDB: each delivery runs inside
+ * `dataSource.transaction(...)`, and `ctx.tx` is its `EntityManager`, so the shop writes its credit with
+ * its repositories and the credit commits with the dedupe record, or not at all. The key is taken without
+ * waiting (409 at once for a concurrent delivery, in any process) as a row lock that ends with the
+ * transaction. Inside `onPaymentPaid`, `dataSource.transaction()` (and `dataSource.manager.transaction()`)
+ * throws `OwnTransactionError`: use `ctx.tx`.
+ *
+ * @example
+ * ```ts
+ * import { createWebhookHandler } from '@service-pay/core';
+ * import { TypeOrmStore } from '@service-pay/mysql/typeorm';
+ *
+ * const store = new TypeOrmStore({ dataSource }); // initialized, type: 'mysql' or 'mariadb'
+ * const handle = createWebhookHandler({ secret, store, onPaymentPaid: async (event, ctx) => {
+ *   await ctx.tx.getRepository(Order).update({ orderNo: event.orderNo }, { paid: true });
+ * } });
+ * ```
+ */
+export class TypeOrmStore extends SqlStore<EntityManager> {
+  constructor(options: TypeOrmStoreOptions) {
+    const dataSource = typeOrmOption(options, 'TypeOrmStore', ['mysql', 'mariadb']);
+    const { client, scope } = typeOrmClient(dataSource, 'TypeOrmStore');
+    super({
+      store: 'TypeOrmStore',
+      client,
+      dialect: mysqlDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
+  }
+}

@@ -1,0 +1,103 @@
+import type { InboxDraft, TransactionalStore } from '@service-pay/core';
+import { creditOnce } from '@service-pay/sql/testing';
+import type { Pool } from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MySqlStore } from '../src/index.js';
+import { openPool, uniqueName } from './support/database.js';
+import { ORM_CLIENTS } from './support/orm-clients.js';
+
+// The first delivery on an empty database is credited: each store creates its inbox and lock slots when a
+// delivery finds them missing (autoMigrate, on by default), here with a payment id of core's longest, 256
+// characters (the column was one short).
+interface Subject {
+  name: string;
+  inbox: string;
+  store: TransactionalStore<unknown>;
+  rows(text: string): Promise<Array<Record<string, unknown>>>;
+  close(): Promise<void>;
+}
+
+let pool: Pool;
+beforeAll(async () => {
+  pool = await openPool();
+});
+afterAll(() => pool.end());
+
+const subjects: Array<() => Promise<Subject>> = [
+  ...ORM_CLIENTS.map((make) => async () => {
+    const client = await make();
+    return { ...client, store: client.store() } as unknown as Subject;
+  }),
+  async () => {
+    const inbox = uniqueName('auto_inbox');
+    return {
+      name: 'mysql2',
+      inbox,
+      store: new MySqlStore({ pool, tableName: inbox }) as TransactionalStore<unknown>,
+      rows: async (text) => (await pool.query(text))[0] as Array<Record<string, unknown>>,
+      close: async () => {
+        await pool.query(`drop table if exists ${inbox}, ${inbox}_keys`);
+      },
+    };
+  },
+];
+
+const longest = `p_${'x'.repeat(254)}`;
+const draft: InboxDraft = { paymentId: longest, deliveryId: 'dl_test', source: 'webhook' };
+
+describe.each(subjects.map((make, i) => [i, make] as const))('store %i on an empty database', (_, make) => {
+  it('creates its inbox on the first delivery and credits a 256-character payment id', async () => {
+    const subject = await make();
+    try {
+      await subject.rows(`drop table if exists ${subject.inbox}, ${subject.inbox}_keys`);
+      const key = `auto:${Math.random()}`;
+      // The inbox row is what is checked here: the handler writes nothing else.
+      await creditOnce({ store: subject.store, credit: async () => {} }, key, longest);
+      expect(await subject.store.begin(key, 'fp', draft)).toEqual({ state: 'completed', fingerprint: 'fp' });
+      const [row] = await subject.rows(`select payment_id from ${subject.inbox} where \`key\` = '${key}'`);
+      expect(row?.payment_id).toBe(longest);
+    } finally {
+      await subject.close();
+    }
+  });
+});
+
+describe('an inbox made by an earlier version', () => {
+  it('is widened by migrate(): payment_id VARCHAR(255) takes core’s 256 characters after it', async () => {
+    const inbox = uniqueName('old_inbox');
+    try {
+      await pool.query(`create table ${inbox} (
+        \`key\` varchar(512) not null primary key, fingerprint varchar(255) not null, payment_id varchar(255) not null,
+        delivery_id varchar(255) null, source varchar(16) not null, outcome varchar(16) not null, reason text null,
+        created_at timestamp(3) not null default current_timestamp(3)
+      ) engine=InnoDB default charset=utf8mb4 collate=utf8mb4_bin`);
+      const store = new MySqlStore({ pool, tableName: inbox });
+      await store.migrate();
+      const claim = await store.begin('old:1', 'fp', draft);
+      if (claim.state !== 'claimed') throw new Error(`expected a claim, got ${claim.state}`);
+      await claim.session.commit({ outcome: 'credited', ...draft });
+      const [rows] = await pool.query(`select payment_id from ${inbox}`);
+      expect((rows as Array<{ payment_id: string }>)[0]?.payment_id).toBe(longest);
+    } finally {
+      await pool.query(`drop table if exists ${inbox}, ${inbox}_keys`);
+    }
+  });
+});
+
+describe('autoMigrate: false', () => {
+  it('answers a missing table with the store that met it and how to create it', async () => {
+    const tableName = uniqueName('absent');
+    const failure = await new MySqlStore({ pool, tableName, autoMigrate: false }).begin('k', 'fp').then(
+      () => undefined,
+      (error: Error) => error.message,
+    );
+    expect(failure).toMatch(
+      new RegExp(`^MySqlStore: the inbox table ${tableName} .*does not exist; run await store\\.migrate\\(\\)`),
+    );
+    expect(failure).toMatch(/autoMigrate/);
+    const [rows] = await pool.query('select count(*) as n from information_schema.tables where table_name = ?', [
+      tableName,
+    ]);
+    expect(Number((rows as Array<{ n: unknown }>)[0]?.n)).toBe(0);
+  });
+});

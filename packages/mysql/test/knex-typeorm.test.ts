@@ -1,0 +1,126 @@
+import { type TransactionalWrites, transactionalStoreConformance } from '@service-pay/core/testing';
+import { creditOnce, deliveryRoundTrips, startRoundTripProxy } from '@service-pay/sql/testing';
+import knexFactory, { type Knex } from 'knex';
+import type { Pool } from 'mysql2/promise';
+import { DataSource, type EntityManager } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KnexStore } from '../src/knex.js';
+import { TypeOrmStore } from '../src/typeorm.js';
+import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
+
+// Knex and TypeORM on MariaDB: the same client files as on PostgreSQL, bound to the MySQL dialect. The
+// transactional conformance suite, the round trips counted by the server, and the natural mistake (the
+// client's own transaction inside the handler) refused.
+let pool: Pool;
+const marks = uniqueName('kt_marks');
+const inboxes: string[] = [];
+beforeAll(async () => {
+  pool = await openPool();
+  await pool.query(`create table ${marks} (id bigint auto_increment primary key, marker varchar(255) not null)`);
+});
+afterAll(async () => {
+  await pool.query(`drop table if exists ${[marks, ...inboxes.flatMap((i) => [i, `${i}_keys`])].join(', ')}`);
+  await pool.end();
+});
+
+const count = async (marker: string) => {
+  const [rows] = await pool.query(`select count(*) as n from ${marks} where marker = ?`, [marker]);
+  return Number((rows as Array<{ n: unknown }>)[0]?.n);
+};
+
+function inbox(): string {
+  const name = uniqueName('kt_inbox');
+  inboxes.push(name);
+  return name;
+}
+
+describe('KnexStore on MariaDB', () => {
+  let knex: Knex;
+  const tableName = inbox();
+  beforeAll(() => {
+    knex = knexFactory({ client: 'mysql2', connection: DATABASE_URL, pool: { min: 0, max: 10 } });
+  });
+  afterAll(() => knex.destroy());
+
+  const writes: TransactionalWrites<Knex.Transaction> = {
+    write: async (tx, marker) => {
+      await tx(marks).insert({ marker });
+    },
+    count,
+    slowQuery: (tx, ms) => tx.raw('select sleep(?)', [ms / 1000]),
+  };
+  for (const c of transactionalStoreConformance(() => new KnexStore({ knex, tableName }), writes)) it(c.name, c.run);
+
+  it("refuses the client's own transaction inside a delivery", async () => {
+    const store = new KnexStore({ knex, tableName });
+    const claim = await store.begin(`own:${Math.random()}`, 'fp');
+    if (claim.state !== 'claimed' || claim.session.run === undefined) throw new Error('expected a claim');
+    await expect(claim.session.run(async () => knex.transaction(async () => {}))).rejects.toThrow(/ctx\.tx/);
+    await claim.session.rollback(new Error('done'));
+  });
+});
+
+describe('TypeOrmStore on MariaDB', () => {
+  let dataSource: DataSource;
+  const tableName = inbox();
+  beforeAll(async () => {
+    dataSource = new DataSource({ type: 'mysql', url: DATABASE_URL, poolSize: 10 });
+    await dataSource.initialize();
+  });
+  afterAll(() => dataSource.destroy());
+
+  const writes: TransactionalWrites<EntityManager> = {
+    write: async (tx, marker) => {
+      await tx.query(`insert into ${marks} (marker) values (?)`, [marker]);
+    },
+    count,
+    slowQuery: (tx, ms) => tx.query('select sleep(?)', [ms / 1000]),
+  };
+  for (const c of transactionalStoreConformance(() => new TypeOrmStore({ dataSource, tableName }), writes)) {
+    it(c.name, c.run);
+  }
+
+  it("refuses the client's own transaction inside a delivery", async () => {
+    const store = new TypeOrmStore({ dataSource, tableName });
+    const claim = await store.begin(`own:${Math.random()}`, 'fp');
+    if (claim.state !== 'claimed' || claim.session.run === undefined) throw new Error('expected a claim');
+    await expect(claim.session.run(async () => dataSource.transaction(async () => {}))).rejects.toThrow(/ctx\.tx/);
+    await claim.session.rollback(new Error('done'));
+  });
+});
+
+describe('round trips of Knex and TypeORM on MariaDB, counted by the server', () => {
+  it('fresh: at most one more than the hand-rolled 4; duplicate: no more than its 3', async () => {
+    const target = new URL(DATABASE_URL);
+    const proxy = await startRoundTripProxy('mysql', Number(target.port || 3306));
+    target.port = String(proxy.port);
+    const knex = knexFactory({ client: 'mysql2', connection: target.toString(), pool: { min: 0, max: 4 } });
+    const dataSource = new DataSource({ type: 'mysql', url: target.toString(), poolSize: 4 });
+    await dataSource.initialize();
+    try {
+      const stores = [
+        ['Knex', new KnexStore({ knex, tableName: inbox() })],
+        ['TypeORM', new TypeOrmStore({ dataSource, tableName: inbox() })],
+      ] as const;
+      for (const [name, store] of stores) {
+        await store.migrate();
+        const subject = {
+          store: store as never,
+          credit: (tx: never, marker: string) =>
+            (tx as { query?: unknown }).query === undefined
+              ? (tx as Knex.Transaction)(marks).insert({ marker })
+              : (tx as EntityManager).query(`insert into ${marks} (marker) values (?)`, [marker]),
+        };
+        const { fresh, credit, duplicate } = await deliveryRoundTrips(proxy, subject);
+        console.info(`round trips on MariaDB, ${name}: fresh ${fresh} (the credit ${credit}), duplicate ${duplicate}`);
+        expect(fresh - credit).toBeLessThanOrEqual(4);
+        expect(duplicate).toBeLessThanOrEqual(3);
+        await creditOnce(subject, `long:${Math.random()}`, `p_${'x'.repeat(254)}`);
+      }
+    } finally {
+      await knex.destroy();
+      await dataSource.destroy();
+      await proxy.close();
+    }
+  });
+});

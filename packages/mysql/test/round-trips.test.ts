@@ -1,0 +1,77 @@
+import type { TransactionalStore } from '@service-pay/core';
+import { deliveryRoundTrips, startRoundTripProxy } from '@service-pay/sql/testing';
+import type { PoolConnection } from 'mysql2/promise';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MySqlStore } from '../src/index.js';
+
+// Round trips of one delivery, counted by what the server answers (a proxy in front of it counts every
+// command that gets a reply), for every client. The hand-rolled transaction is the yardstick: BEGIN; the
+// INSERT of the inbox row; the credit; COMMIT = 4 for a fresh payment, and BEGIN; the INSERT that finds
+// the row; ROLLBACK = 3 for a duplicate. A store that never waits for another delivery's key takes one
+// more for a fresh payment here (the claim cannot write the row and name its connection in one statement:
+// see the README), never more.
+const LIMIT = { fresh: 5, duplicate: 3 };
+
+const target = new URL(process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test');
+const proxy = await startRoundTripProxy('mysql', Number(target.port || 3306));
+target.port = String(proxy.port);
+// The clients below read MYSQL_URL when their modules load: every connection goes through the proxy.
+process.env.MYSQL_URL = target.toString();
+const { ORM_CLIENTS } = await import('./support/orm-clients.js');
+const { openPool, uniqueName } = await import('./support/database.js');
+
+afterAll(() => proxy.close());
+
+interface Subject {
+  name: string;
+  store: TransactionalStore<never>;
+  credit(tx: never, marker: string): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+const subjects: Array<() => Promise<Subject>> = [
+  ...ORM_CLIENTS.map((make) => async () => {
+    const client = await make();
+    const subject = {
+      name: client.name,
+      store: client.store(),
+      credit: (tx: never, marker: string) => client.write(tx, marker),
+      close: () => client.close(),
+    };
+    return subject as unknown as Subject;
+  }),
+  async () => {
+    const pool = await openPool();
+    const inbox = uniqueName('rt_inbox');
+    const credits = uniqueName('rt_credits');
+    await pool.query(`create table ${credits} (id bigint auto_increment primary key, marker varchar(255) not null)`);
+    const store = new MySqlStore({ pool, tableName: inbox });
+    await store.migrate();
+    const subject = {
+      name: 'mysql2',
+      store,
+      credit: (tx: PoolConnection, marker: string) => tx.query(`insert into ${credits} (marker) values (?)`, [marker]),
+      close: async () => {
+        await pool.query(`drop table if exists ${credits}, ${inbox}, ${inbox}_keys`);
+        await pool.end();
+      },
+    };
+    return subject as unknown as Subject;
+  },
+];
+
+describe.each(subjects.map((make, i) => [i, make] as const))('round trips, MariaDB, client %i', (_, make) => {
+  it('fresh: at most one more than the hand-rolled 4; duplicate: no more than its 3', async () => {
+    const subject = await make();
+    try {
+      const { fresh, credit, duplicate } = await deliveryRoundTrips(proxy, subject);
+      console.info(
+        `round trips on MariaDB, ${subject.name}: fresh ${fresh} (the credit ${credit}), duplicate ${duplicate}`,
+      );
+      expect(fresh - credit).toBeLessThanOrEqual(LIMIT.fresh - 1);
+      expect(duplicate).toBeLessThanOrEqual(LIMIT.duplicate);
+    } finally {
+      await subject.close();
+    }
+  });
+});

@@ -1,0 +1,87 @@
+import type { InboxDraft, TransactionalStore } from '@service-pay/core';
+import { creditOnce } from '@service-pay/sql/testing';
+import { Kysely, PostgresDialect } from 'kysely';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresStore } from '../src/index.js';
+import { KyselyStore } from '../src/kysely.js';
+import { openPool, uniqueName } from './support/database.js';
+import { postgresFlavour, postgresJsFlavour } from './support/flavours.js';
+import { ORM_CLIENTS } from './support/orm-clients.js';
+
+// The first delivery on an empty database is credited: each store creates its inbox when a delivery
+// finds it missing (autoMigrate, on by default), here with a payment id of core's longest, 256 characters.
+interface Subject {
+  name: string;
+  inbox: string;
+  store: TransactionalStore<unknown>;
+  rows(text: string): Promise<Array<Record<string, unknown>>>;
+  close(): Promise<void>;
+}
+
+const subjects: Array<() => Promise<Subject>> = [
+  ...ORM_CLIENTS.map((make) => async () => {
+    const client = await make();
+    return { ...client, store: client.store() } as unknown as Subject;
+  }),
+  async () => (await postgresFlavour()) as unknown as Subject,
+  async () => (await postgresJsFlavour()) as unknown as Subject,
+];
+
+const longest = `p_${'x'.repeat(254)}`;
+const draft: InboxDraft = { paymentId: longest, deliveryId: 'dl_test', source: 'webhook' };
+
+describe.each(subjects.map((make, i) => [i, make] as const))('store %i on an empty database', (_, make) => {
+  it('creates its inbox on the first delivery and credits a 256-character payment id', async () => {
+    const subject = await make();
+    try {
+      await subject.rows(`drop table ${subject.inbox} cascade`);
+      await subject.rows(`drop function if exists ${subject.inbox}_claim, ${subject.inbox}_take`);
+      const key = `auto:${Math.random()}`;
+      // The inbox row is what is checked here: the handler writes nothing else.
+      await creditOnce({ store: subject.store, credit: async () => {} }, key, longest);
+      expect(await subject.store.begin(key, 'fp', draft)).toEqual({ state: 'completed', fingerprint: 'fp' });
+      const [row] = await subject.rows(`select payment_id from ${subject.inbox} where key = '${key}'`);
+      expect(row?.payment_id).toBe(longest);
+    } finally {
+      await subject.close();
+    }
+  });
+});
+
+describe('autoMigrate: false', () => {
+  let pool: pg.Pool;
+  beforeAll(async () => {
+    pool = await openPool();
+  });
+  afterAll(() => pool.end());
+
+  it('answers a missing table with the store that met it and how to create it, never "an older version"', async () => {
+    const tableName = uniqueName('absent');
+    const stores: Array<[string, TransactionalStore<unknown>]> = [
+      ['PostgresStore', new PostgresStore({ pool, tableName, autoMigrate: false })],
+      [
+        'KyselyStore',
+        new KyselyStore({ db: new Kysely({ dialect: new PostgresDialect({ pool }) }), tableName, autoMigrate: false }),
+      ],
+    ];
+    for (const [name, store] of stores) {
+      const failure = await store.begin('k', 'fp').then(
+        () => undefined,
+        (error: Error) => error.message,
+      );
+      expect(failure).toMatch(
+        new RegExp(`^${name}: the inbox table ${tableName}.* does not exist; run await store\\.migrate\\(\\)`),
+      );
+      expect(failure).toMatch(/autoMigrate/);
+      expect(failure).not.toMatch(/older version/);
+    }
+    expect((await pool.query('select to_regclass($1) as t', [tableName])).rows[0].t).toBeNull();
+  });
+
+  it('is checked: anything but a boolean is refused in the store name', () => {
+    expect(() => new PostgresStore({ pool, autoMigrate: 'yes' as never })).toThrow(
+      /^PostgresStore: autoMigrate must be/,
+    );
+  });
+});

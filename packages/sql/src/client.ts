@@ -1,0 +1,87 @@
+/** A result row as the clients hand them back. */
+export type Row = Record<string, unknown>;
+
+/**
+ * One statement and its bound values. The dialect writes the text in its own parameter style (`?` on
+ * MySQL and SQLite); the PostgreSQL dialect writes its values in as literals, so its `values` are empty
+ * and the text runs as it is through any client's raw query.
+ */
+export interface Statement {
+  readonly sql: string;
+  readonly values: readonly unknown[];
+  /** A write whose count matters (`prune`): clients with a separate API for writes (Prisma) use it. */
+  readonly write?: true;
+}
+
+/** What one statement answered: its rows (none for a write) and how many rows it changed. */
+export interface StatementResult {
+  readonly rows: Row[];
+  readonly affected: number;
+}
+
+/**
+ * How statements reach the database and how a transaction opens and ends, for one client (Kysely, Drizzle,
+ * Prisma, Knex, TypeORM, ...). One file per client maps these onto the client's public API, whatever SQL
+ * the database speaks: the dialect (`SqlDialect`) writes the statements.
+ *
+ * @example
+ * ```ts
+ * const client: SqlClient<Knex.Transaction> = {
+ *   transaction: (work) => knex.transaction(work),
+ *   query: (tx, s) => knexResult(tx.raw(s.sql, s.values)),
+ *   queryOutside: (s) => knexResult(knex.raw(s.sql, s.values)),
+ *   rawTextMethods: ['raw'],
+ * };
+ * ```
+ */
+export interface SqlClient<Tx> {
+  /**
+   * Opens the client's own interactive transaction around `work` (`db.transaction().execute(work)`, ...):
+   * the transaction commits when `work` resolves and rolls back when it rejects.
+   */
+  transaction(work: (tx: Tx) => Promise<void>): PromiseLike<unknown>;
+  /** Runs one statement in `tx`. */
+  query(tx: Tx, statement: Statement): Promise<StatementResult>;
+  /** Runs one statement outside any delivery (autocommit), on a connection of the client's pool. */
+  queryOutside(statement: Statement): Promise<StatementResult>;
+  /** Names of `tx`'s methods that take SQL text first (checked for BEGIN/COMMIT/ROLLBACK). */
+  readonly rawTextMethods: readonly string[];
+  /**
+   * Optional: what else of `tx` the handler must not touch, for a client whose transaction object is a
+   * bare connection (mysql2's `commit()`, `release()`); `ended` says when the delivery is over.
+   */
+  guard?(tx: Tx, ended: () => boolean): Tx;
+}
+
+/** A statement without values. */
+export function statement(sql: string): Statement {
+  return { sql, values: [] };
+}
+
+/**
+ * A client's answer as rows and a count, whatever shape it has: an array of rows (postgres.js, Prisma,
+ * TypeORM), `{ rows, rowCount }` (node-postgres, Knex on pg), `{ rows, numAffectedRows }` (Kysely), or
+ * mysql2's `[rows, fields]` / `[header]` with `affectedRows` (Drizzle and Knex on MySQL).
+ */
+export function resultOf(answer: unknown): StatementResult {
+  let value = answer;
+  if (Array.isArray(value) && value.length === 2 && (Array.isArray(value[0]) || isHeader(value[0]))) {
+    value = value[0];
+  }
+  if (Array.isArray(value)) return { rows: value as Row[], affected: value.length };
+  const object = (value ?? {}) as {
+    rows?: unknown;
+    rowCount?: unknown;
+    numAffectedRows?: unknown;
+    affectedRows?: unknown;
+    changes?: unknown;
+  };
+  const rows = Array.isArray(object.rows) ? (object.rows as Row[]) : [];
+  const count = object.rowCount ?? object.numAffectedRows ?? object.affectedRows ?? object.changes;
+  return { rows, affected: count === undefined || count === null ? rows.length : Number(count) };
+}
+
+/** mysql2's result header for a write (`ResultSetHeader`). */
+function isHeader(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && 'affectedRows' in value;
+}

@@ -1,0 +1,50 @@
+import { refuseOwnTransactions } from '@service-pay/core/node';
+import { type SQL, sql } from 'drizzle-orm';
+import { resultOf, type SqlClient, type Statement } from '../client.js';
+
+/** What the store uses of a Drizzle database, on any dialect: its interactive `transaction` and `execute`. */
+export interface DrizzleDatabaseLike {
+  // biome-ignore lint/suspicious/noExplicitAny: the transaction's type is the dialect's
+  transaction(fn: (tx: any) => Promise<any>, config?: any): Promise<any>;
+  // biome-ignore lint/suspicious/noExplicitAny: the query is drizzle-orm's SQL, of whichever copy the app installed
+  execute(query: any): PromiseLike<unknown>;
+}
+
+/**
+ * Drizzle ORM, on any of its dialects and drivers: the delivery in `db.transaction(...)`, the store's
+ * statements through `execute`. `db.transaction()` is refused inside a delivery of this store (`scope`).
+ *
+ * @example
+ * ```ts
+ * const { client, scope } = drizzleClient(db, 'DrizzleStore');
+ * ```
+ */
+export function drizzleClient<Tx>(db: DrizzleDatabaseLike, store: string): { client: SqlClient<Tx>; scope: object } {
+  const scope = {};
+  const own = refuseOwnTransactions(db, ['transaction'], scope, store);
+  const run = async (executor: DrizzleDatabaseLike, statement: Statement) =>
+    resultOf(await executor.execute(bound(statement)));
+  return {
+    scope,
+    client: {
+      transaction: (work) => own.transaction(work),
+      query: (tx, statement) => run(tx as DrizzleDatabaseLike, statement),
+      queryOutside: (statement) => run(db, statement),
+      rawTextMethods: [],
+    },
+  };
+}
+
+/**
+ * The statement as Drizzle SQL: its text with each `?` bound to the next value, so Drizzle writes the
+ * dialect's own placeholders (a statement with values never quotes a `?` in its text).
+ */
+function bound(statement: Statement): SQL {
+  if (statement.values.length === 0) return sql.raw(statement.sql);
+  const parts = statement.sql.split('?');
+  const chunks: SQL[] = [sql.raw(parts[0] as string)];
+  parts.slice(1).forEach((part, i) => {
+    chunks.push(sql`${statement.values[i]}`, sql.raw(part));
+  });
+  return sql.join(chunks);
+}

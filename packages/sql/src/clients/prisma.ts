@@ -1,0 +1,108 @@
+import { refuseOwnTransactions } from '@service-pay/core/node';
+import { type Row, resultOf, type SqlClient, type Statement } from '../client.js';
+import { milliseconds } from '../prune-age.js';
+
+/** The options Prisma's interactive `$transaction` takes that the store sets. */
+interface PrismaTransactionOptions {
+  maxWait?: number;
+  timeout?: number;
+}
+
+/**
+ * What the store uses of a Prisma client, on any database: its interactive `$transaction` and its raw
+ * queries. The generated `PrismaClient` fits.
+ *
+ * @example
+ * ```ts
+ * const prisma: PrismaLike = new PrismaClient({ adapter });
+ * ```
+ */
+export interface PrismaLike {
+  // biome-ignore lint/suspicious/noExplicitAny: the transaction client's type is the generated client's
+  $transaction<R>(fn: (tx: any) => Promise<R>, options?: PrismaTransactionOptions): Promise<R>;
+  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): PromiseLike<T>;
+  $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
+}
+
+/**
+ * The transaction client Prisma hands its interactive `$transaction` callback: `ctx.tx`.
+ *
+ * @example
+ * ```ts
+ * type Tx = PrismaTransaction<typeof prisma>; // Omit<PrismaClient, '$connect' | '$transaction' | ...>
+ * ```
+ */
+export type PrismaTransaction<Client extends PrismaLike> = Parameters<Parameters<Client['$transaction']>[0]>[0];
+
+/** The limits every Prisma store takes, checked with the store's name. */
+export interface PrismaLimits {
+  transactionTimeoutMs?: number | undefined;
+  maxWaitMs?: number | undefined;
+}
+
+const DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000;
+const DEFAULT_MAX_WAIT_MS = 5_000;
+
+/**
+ * Prisma, on any database: the delivery in `prisma.$transaction(async (tx) => ...)` with Prisma's own limit
+ * raised above the handler's deadline (Prisma ends a transaction after 5 s by default), the store's
+ * statements through `$queryRawUnsafe` (`$executeRawUnsafe` for a counted write). `$transaction` is
+ * refused inside a delivery of this store (`scope`).
+ *
+ * @example
+ * ```ts
+ * const { client, scope } = prismaClient(prisma, options, 'PrismaStore');
+ * ```
+ */
+export function prismaClient<Client extends PrismaLike>(
+  prisma: Client,
+  limits: PrismaLimits,
+  store: string,
+): { client: SqlClient<PrismaTransaction<Client>>; scope: object } {
+  const timeout = milliseconds(
+    limits.transactionTimeoutMs,
+    DEFAULT_TRANSACTION_TIMEOUT_MS,
+    store,
+    'transactionTimeoutMs',
+  );
+  const maxWait = milliseconds(limits.maxWaitMs, DEFAULT_MAX_WAIT_MS, store, 'maxWaitMs');
+  const scope = {};
+  const own = refuseOwnTransactions(prisma, ['$transaction'], scope, store);
+  const run = async (client: PrismaLike, statement: Statement) => {
+    if (statement.write === true) {
+      return { rows: [], affected: Number(await client.$executeRawUnsafe(statement.sql, ...statement.values)) };
+    }
+    return resultOf((await client.$queryRawUnsafe<Row[]>(statement.sql, ...statement.values)) ?? []);
+  };
+  return {
+    scope,
+    client: {
+      transaction: (work) => own.$transaction(work, { timeout, maxWait }),
+      query: (tx, statement) => run(tx as PrismaLike, statement),
+      queryOutside: (statement) => run(prisma, statement),
+      rawTextMethods: ['$queryRawUnsafe', '$executeRawUnsafe'],
+    },
+  };
+}
+
+/**
+ * Checks that `prisma` is a Prisma client, naming the store in the error.
+ *
+ * @example
+ * ```ts
+ * const prisma = prismaOption(options, 'PrismaStore', 'new PrismaClient({ adapter })');
+ * ```
+ */
+export function prismaOption<Client extends PrismaLike>(options: unknown, store: string, example: string): Client {
+  const prisma = (options as { prisma?: Client } | null)?.prisma;
+  if (
+    prisma === null ||
+    typeof prisma !== 'object' ||
+    typeof prisma.$transaction !== 'function' ||
+    typeof prisma.$queryRawUnsafe !== 'function' ||
+    typeof prisma.$executeRawUnsafe !== 'function'
+  ) {
+    throw new TypeError(`${store}: options.prisma must be a PrismaClient (${example}).`);
+  }
+  return prisma;
+}

@@ -1,0 +1,67 @@
+import type { InboxDraft, InboxRecord } from '@service-pay/core';
+import type { Row, Statement, StatementResult } from './client.js';
+
+/**
+ * What the claim statement found, as the dialect reads its answer: the key is this transaction's to run
+ * (`session` names the connection, for interrupting it), another transaction holds it, or it was recorded.
+ */
+export type ClaimResult =
+  | { readonly state: 'free'; readonly session: unknown; readonly written: boolean }
+  | { readonly state: 'held' }
+  | { readonly state: 'completed'; readonly fingerprint: string };
+
+/** How far a rollback has to go to end a transaction whose handler still runs a statement. */
+export type Interruption = 'statement' | 'session';
+
+/**
+ * What the statements say, for one database: the inbox table, the claim, lock-busy errors, error
+ * explanations, and how to interrupt a running statement. One file per dialect (`dialects/postgres.ts`,
+ * `dialects/mysql.ts`); any client (`SqlClient`) runs them.
+ *
+ * @example
+ * ```ts
+ * const table = postgresDialect.table('billing.inbox', 'KyselyStore');
+ * await client.queryOutside(postgresDialect.claim(table, key));
+ * ```
+ */
+export interface SqlDialect<Table extends { readonly name: string }> {
+  /** For messages: `PostgreSQL`, `MySQL`. */
+  readonly name: string;
+  /** Checks and quotes the inbox table's name; a `TypeError` naming `store` when it is not one. */
+  table(value: unknown, store: string): Table;
+  /** Creates (or widens) the inbox and what the claim needs; run in order, `inTransaction` or autocommit. */
+  migrate(table: Table): { readonly statements: readonly Statement[]; readonly inTransaction: boolean };
+  /**
+   * In the delivery's transaction: takes the key without waiting and reads its inbox row. Given `row`, a
+   * dialect that can also writes the inbox row in the same statement (then `readClaim` says `written`),
+   * so the commit has nothing left to send.
+   */
+  claim(table: Table, key: string, row?: { fingerprint: string; draft: InboxDraft }): Statement;
+  /** Reads the claim's answer; throws (naming `store`) when it shows a table that was never migrated. */
+  readClaim(rows: readonly Row[], table: Table, store: string): ClaimResult;
+  /** Whether the claim failed because another transaction holds the key (answered without waiting). */
+  isLockBusy(error: unknown): boolean;
+  /** The inbox row, in the delivery's transaction (when the claim did not write it). */
+  record(table: Table, key: string, fingerprint: string, record: InboxRecord): Statement;
+  /**
+   * The inbox row in a transaction of its own, kept as it is if the key has one: a rejection rolls its
+   * delivery back and then records itself with this.
+   */
+  recordApart(table: Table, key: string, fingerprint: string, record: InboxRecord): Statement;
+  /** Deletes up to `batch` rows older than `olderThanMs`. */
+  pruneBatch(table: Table, batch: number, olderThanMs: number): Statement;
+  /** How many rows a `pruneBatch` deleted. */
+  deleted(result: StatementResult): number;
+  /**
+   * The statement that interrupts `session`'s running statement (`statement`) or ends the session
+   * (`session`), sent from another connection; undefined when `session` cannot be named.
+   */
+  interrupt(session: unknown, how: Interruption): Statement | undefined;
+  /**
+   * A database error as the fix it needs, naming `store`: a missing table becomes a `MissingTableError`
+   * that says `migrate()` (and, when the store does not create it itself, `autoMigrate`).
+   */
+  explainError(error: unknown, table: Table, store: string, autoMigrate: boolean): unknown;
+  /** Whether SQL text would end or restart the delivery's transaction (BEGIN, COMMIT, ROLLBACK, ...). */
+  endsTransaction(text: unknown): boolean;
+}

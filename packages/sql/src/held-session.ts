@@ -1,0 +1,80 @@
+import { guardTransaction, type HeldTransaction, type InboxRecord, type TransactionSession } from '@service-pay/core';
+import { inDeliveryOf } from '@service-pay/core/node';
+import type { SqlClient } from './client.js';
+import type { Interruption, SqlDialect } from './dialect.js';
+import { rollBackInterrupting } from './rollback-escalation.js';
+import { endedError, nestedTransactionError } from './transaction-errors.js';
+
+/** Everything a held session needs to know about the store that opened it. */
+export interface HeldSessionContext<Tx, Table extends { readonly name: string }> {
+  readonly store: string;
+  readonly client: SqlClient<Tx>;
+  readonly dialect: SqlDialect<Table>;
+  readonly table: Table;
+  /** Names this store's deliveries for the own-transaction guard (`refuseOwnTransactions`). */
+  readonly scope: object;
+  /** Sends an interruption from another connection of the client's pool. */
+  readonly interrupt: (how: Interruption) => Promise<void>;
+}
+
+/**
+ * One delivery inside a client's own transaction, held open until the pipeline decides: the handler's
+ * guarded `ctx.tx`, then the inbox row and the client's COMMIT, or its ROLLBACK with the one escalation
+ * (`rollBackInterrupting`).
+ */
+export class HeldSession<Tx, Table extends { readonly name: string }> implements TransactionSession<Tx> {
+  readonly tx: Tx;
+  #ended = false;
+
+  constructor(
+    private readonly context: HeldSessionContext<Tx, Table>,
+    private readonly held: HeldTransaction<Tx>,
+    private readonly key: string,
+    private readonly fingerprint: string,
+    /** The claim wrote the inbox row (outcome credited, from the same attempt as the commit's record). */
+    private readonly written: boolean,
+  ) {
+    const { store, client, dialect } = context;
+    const ended = () => this.#ended;
+    this.tx = guardTransaction(client.guard?.(held.tx, ended) ?? held.tx, {
+      ended,
+      rawTextMethods: client.rawTextMethods,
+      endsTransaction: (text) => dialect.endsTransaction(text),
+      endedError: () => endedError(store),
+      nestedError: () => nestedTransactionError(store),
+    });
+  }
+
+  run<T>(handler: () => Promise<T>): Promise<T> {
+    return inDeliveryOf(this.context.scope, handler);
+  }
+
+  async commit(record: InboxRecord): Promise<void> {
+    const { client, dialect, table, store } = this.context;
+    if (this.#ended) throw endedError(store);
+    this.#ended = true;
+    if (record.outcome === 'rejected') {
+      // The handler's writes go, and the row the claim may have written with them; the rejection is then
+      // recorded in a transaction of its own (rare, so the common path carries no savepoint).
+      await this.held.rollback();
+      await client.queryOutside(dialect.recordApart(table, this.key, this.fingerprint, record));
+      return;
+    }
+    if (!this.written) {
+      try {
+        await client.query(this.held.tx, dialect.record(table, this.key, this.fingerprint, record));
+      } catch (error) {
+        await this.held.rollback();
+        throw error;
+      }
+    }
+    // The callback returns: the client sends COMMIT, and rejects if the server refused it.
+    await this.held.commit();
+  }
+
+  async rollback(): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    await rollBackInterrupting(() => this.held.rollback(), this.context.interrupt);
+  }
+}

@@ -1,0 +1,138 @@
+import { holdTransaction, type InboxDraft, type TransactionalStore, type TransactionClaim } from '@service-pay/core';
+import { AutoMigration, autoMigrateOption } from './auto-migrate.js';
+import type { SqlClient } from './client.js';
+import type { Interruption, SqlDialect } from './dialect.js';
+import { HeldSession, type HeldSessionContext } from './held-session.js';
+import { IN_PROGRESS_RETRY_MS, PRUNE_BATCH, pruneAge } from './prune-age.js';
+
+/**
+ * A store as a binding of one client to one dialect: what `KyselyStore`, `DrizzleStore`, `PrismaStore`,
+ * `KnexStore` and `TypeOrmStore` pass once their options are checked.
+ *
+ * @example
+ * ```ts
+ * const binding: SqlBinding<Transaction<DB>, PostgresTable> = { store: 'KyselyStore', client: kyselyClient(db), dialect: postgresDialect, tableName, scope };
+ * ```
+ */
+export interface SqlBinding<Tx, Table extends { readonly name: string }> {
+  /** The public store's name, for every message (`KyselyStore`). */
+  readonly store: string;
+  readonly client: SqlClient<Tx>;
+  readonly dialect: SqlDialect<Table>;
+  /** The inbox table's name as the app gave it (default `service_pay_inbox`). */
+  readonly tableName: unknown;
+  /** Names this store's deliveries for the own-transaction guard (`refuseOwnTransactions`). */
+  readonly scope: object;
+  /** The app's `autoMigrate` option: create the inbox when a delivery finds it missing (default true). */
+  readonly autoMigrate?: unknown;
+}
+
+/**
+ * The transactional store on a client's own interactive transaction, for any dialect: each attempt runs
+ * inside the client's transaction, held open (core's `holdTransaction`) until the pipeline commits or rolls
+ * back, so `ctx.tx` is the client's transaction object and the shop's credit, written with its own ORM,
+ * commits with the inbox row. The public stores extend it and only check their options.
+ *
+ * @example
+ * ```ts
+ * class KyselyStore<DB> extends SqlStore<Transaction<DB>, PostgresTable> {
+ *   constructor(options: KyselyStoreOptions<DB>) {
+ *     super({ store: 'KyselyStore', client: kyselyClient(db), dialect: postgresDialect, tableName: options.tableName, scope });
+ *   }
+ * }
+ * ```
+ */
+export abstract class SqlStore<Tx, Table extends { readonly name: string } = { readonly name: string }>
+  implements TransactionalStore<Tx>
+{
+  readonly kind = 'transactional';
+  /** The inbox table's name as given (default `service_pay_inbox`). */
+  readonly tableName: string;
+  readonly #binding: SqlBinding<Tx, Table>;
+  readonly #table: Table;
+  readonly #auto: AutoMigration;
+
+  protected constructor(binding: SqlBinding<Tx, Table>) {
+    this.#binding = binding;
+    this.#table = binding.dialect.table(binding.tableName, binding.store);
+    this.tableName = this.#table.name;
+    this.#auto = new AutoMigration(autoMigrateOption(binding.autoMigrate, binding.store), () => this.migrate());
+  }
+
+  /**
+   * Opens the client's transaction holding `key`, or says why not: another transaction holds it
+   * (`in-progress`, without waiting) or it was recorded before (`completed`, with the recorded fingerprint).
+   */
+  begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>> {
+    return this.#auto.run(() => this.#begin(key, fingerprint, draft));
+  }
+
+  async #begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>> {
+    const { store, client, dialect } = this.#binding;
+    const table = this.#table;
+    const held = await holdTransaction<Tx>((work) => client.transaction(work));
+    let claim: ReturnType<typeof dialect.readClaim>;
+    try {
+      const statement = dialect.claim(table, key, draft === undefined ? undefined : { fingerprint, draft });
+      claim = dialect.readClaim((await client.query(held.tx, statement)).rows, table, store);
+    } catch (error) {
+      await held.rollback();
+      if (dialect.isLockBusy(error)) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
+      throw dialect.explainError(error, table, store, this.#auto.enabled);
+    }
+    if (claim.state === 'free') {
+      const session = claim.session;
+      const context: HeldSessionContext<Tx, Table> = {
+        ...this.#binding,
+        table,
+        interrupt: (how) => this.#interrupt(session, how),
+      };
+      return { state: 'claimed', session: new HeldSession(context, held, key, fingerprint, claim.written) };
+    }
+    // Nothing to do in this transaction; a failed rollback leaves nothing behind either (the server rolls
+    // back what a dropped connection held).
+    await held.rollback();
+    return claim.state === 'held'
+      ? { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS }
+      : { state: 'completed', fingerprint: claim.fingerprint };
+  }
+
+  /**
+   * Creates the inbox table (and what the claim needs) if missing; idempotent and safe from several
+   * processes at once. Run it once at start-up.
+   */
+  async migrate(): Promise<void> {
+    const { client, dialect } = this.#binding;
+    const { statements, inTransaction } = dialect.migrate(this.#table);
+    if (!inTransaction) {
+      for (const statement of statements) await client.queryOutside(statement);
+      return;
+    }
+    await client.transaction(async (tx) => {
+      for (const statement of statements) await client.query(tx, statement);
+    });
+  }
+
+  /**
+   * Deletes inbox rows older than `olderThanMs`, in batches; resolves with how many. A pruned payment would
+   * be credited again if delivered again: keep rows longer than the sender retries and you reconcile.
+   */
+  async prune(options: { olderThanMs: number }): Promise<number> {
+    const { store, client, dialect } = this.#binding;
+    const olderThanMs = pruneAge(options, store);
+    let deleted = 0;
+    for (;;) {
+      const count = dialect.deleted(
+        await client.queryOutside(dialect.pruneBatch(this.#table, PRUNE_BATCH, olderThanMs)),
+      );
+      deleted += count;
+      if (count < PRUNE_BATCH) return deleted;
+    }
+  }
+
+  async #interrupt(session: unknown, how: Interruption): Promise<void> {
+    const statement = this.#binding.dialect.interrupt(session, how);
+    if (statement === undefined) return;
+    await this.#binding.client.queryOutside(statement).catch(() => undefined);
+  }
+}

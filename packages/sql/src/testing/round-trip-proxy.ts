@@ -1,0 +1,137 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+
+/** Which wire protocol the proxy reads, to count the statements the server answers. */
+export type WireProtocol = 'postgres' | 'mysql';
+
+/**
+ * A TCP proxy in front of a database server that counts round trips as the server sees them, for tests:
+ * on PostgreSQL every ReadyForQuery the server sends (one per simple query or per Sync of the extended
+ * protocol: the points where a client must wait for the server), on MySQL/MariaDB every command that gets
+ * a statement (COM_QUERY, COM_STMT_EXECUTE; a prepare travels with its execute, a pool's ping is no statement). Counts are across every connection.
+ *
+ * @example
+ * ```ts
+ * const proxy = await startRoundTripProxy('postgres', 5432);
+ * const before = proxy.count;
+ * await pool.query('select 1'); // through `postgres://...@127.0.0.1:${proxy.port}/test`
+ * proxy.count - before; // 1
+ * ```
+ */
+export interface RoundTripProxy {
+  readonly port: number;
+  /** Round trips seen so far. */
+  readonly count: number;
+  close(): Promise<void>;
+}
+
+const SSL_REQUEST = 80_877_103;
+const GSS_REQUEST = 80_877_104;
+/**
+ * MySQL commands that run statements, one round trip each: COM_QUERY, COM_STMT_EXECUTE, COM_STMT_RESET.
+ * Not counted: COM_STMT_PREPARE (the clients that prepare, the mariadb connector under Prisma, send it
+ * with its EXECUTE without waiting), COM_STMT_CLOSE (no answer at all) and COM_PING (a pool checking a
+ * connection before lending it, whatever runs on it next).
+ */
+const ANSWERED = new Set([0x03, 0x17, 0x1a]);
+
+/** Starts the proxy on a free loopback port, forwarding to `127.0.0.1:targetPort`. */
+export async function startRoundTripProxy(protocol: WireProtocol, targetPort: number): Promise<RoundTripProxy> {
+  let count = 0;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = connect(targetPort, '127.0.0.1');
+    sockets.add(client);
+    sockets.add(upstream);
+    const count1 = () => {
+      count++;
+    };
+    if (protocol === 'postgres') {
+      const reader = postgresReader(count1);
+      client.on('data', (chunk: Buffer) => reader.fromClient(chunk));
+      upstream.on('data', (chunk: Buffer) => reader.fromServer(chunk));
+    } else {
+      client.on('data', mysqlReader(count1));
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('error', end);
+    upstream.on('error', end);
+    client.on('close', end);
+    upstream.on('close', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    port,
+    get count() {
+      return count;
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * PostgreSQL's framing: the client's first messages (startup, SSL or GSS requests) carry no type byte, and
+ * the server answers an SSL or GSS request with one byte; everything else is a type byte and a length.
+ */
+function postgresReader(onReady: () => void) {
+  let clientBuffer = Buffer.alloc(0);
+  let serverBuffer = Buffer.alloc(0);
+  let started = false;
+  let singleByteAnswers = 0;
+  return {
+    fromClient(chunk: Buffer) {
+      if (started) return;
+      clientBuffer = Buffer.concat([clientBuffer, chunk]);
+      while (!started && clientBuffer.length >= 8) {
+        const length = clientBuffer.readInt32BE(0);
+        if (clientBuffer.length < length) return;
+        const code = clientBuffer.readInt32BE(4);
+        if (code === SSL_REQUEST || code === GSS_REQUEST) singleByteAnswers++;
+        else started = true;
+        clientBuffer = clientBuffer.subarray(length);
+      }
+    },
+    fromServer(chunk: Buffer) {
+      serverBuffer = Buffer.concat([serverBuffer, chunk]);
+      while (singleByteAnswers > 0 && serverBuffer.length > 0) {
+        singleByteAnswers--;
+        serverBuffer = serverBuffer.subarray(1);
+      }
+      while (serverBuffer.length >= 5) {
+        const length = serverBuffer.readInt32BE(1);
+        if (serverBuffer.length < 1 + length) return;
+        if (serverBuffer[0] === 0x5a) onReady(); // 'Z': ReadyForQuery
+        serverBuffer = serverBuffer.subarray(1 + length);
+      }
+    },
+  };
+}
+
+/** MySQL's framing: 3 bytes of length, a sequence number (0 starts a command), then the payload. */
+function mysqlReader(onCommand: () => void) {
+  let buffer = Buffer.alloc(0);
+  let handshakeDone = false;
+  return (chunk: Buffer) => {
+    buffer = Buffer.concat([buffer, chunk]);
+    while (buffer.length >= 4) {
+      const length = buffer.readUIntLE(0, 3);
+      if (buffer.length < 4 + length) return;
+      const sequence = buffer[3];
+      // The client's first packet (the handshake response) has sequence 1; commands start at 0 after it.
+      if (sequence !== 0) handshakeDone = true;
+      else if (handshakeDone && ANSWERED.has(buffer[4] as number)) onCommand();
+      buffer = buffer.subarray(4 + length);
+    }
+  };
+}

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { AutoMigration, MissingTableError, resultOf, rollBackInterrupting, tableNameParts } from '../src/index.js';
+
+describe('rollBackInterrupting, the one escalation', () => {
+  it('interrupts nothing when the rollback ends by itself', async () => {
+    const calls: string[] = [];
+    await rollBackInterrupting(
+      async () => undefined,
+      async (how) => void calls.push(how),
+    );
+    expect(calls).toEqual([]);
+  });
+
+  it('interrupts the statement, and ends the session only if that did not end the rollback', async () => {
+    const calls: string[] = [];
+    let settle = () => {};
+    const rollback = () => new Promise<void>((resolve) => (settle = resolve));
+    await rollBackInterrupting(rollback, async (how) => {
+      calls.push(how);
+      if (how === 'session') settle();
+    });
+    expect(calls).toEqual(['statement', 'session']);
+  });
+
+  it('stops at the statement when interrupting it lets the rollback end', async () => {
+    const calls: string[] = [];
+    let settle = () => {};
+    const rollback = () => new Promise<void>((resolve) => (settle = resolve));
+    await rollBackInterrupting(rollback, async (how) => {
+      calls.push(how);
+      settle();
+    });
+    expect(calls).toEqual(['statement']);
+  });
+});
+
+describe('tableNameParts', () => {
+  it('names the store it was given to', () => {
+    expect(() => tableNameParts('bad-name', 'KyselyStore', { qualifier: 'schema', maxLength: 63 })).toThrow(
+      /^KyselyStore: tableName must be "name" or "schema\.name"/,
+    );
+    expect(tableNameParts('billing.inbox', 'KyselyStore', { qualifier: 'schema', maxLength: 63 })).toEqual([
+      'billing',
+      'inbox',
+    ]);
+  });
+});
+
+describe('resultOf', () => {
+  it('reads every client shape as rows and a count', () => {
+    expect(resultOf([{ a: 1 }])).toEqual({ rows: [{ a: 1 }], affected: 1 });
+    expect(resultOf({ rows: [], rowCount: 3 })).toEqual({ rows: [], affected: 3 });
+    expect(resultOf({ rows: [], numAffectedRows: 2n })).toEqual({ rows: [], affected: 2 });
+    expect(resultOf([{ affectedRows: 4 }, undefined])).toEqual({ rows: [], affected: 4 });
+    expect(resultOf([[{ id: 1 }], [{ name: 'id' }]])).toEqual({ rows: [{ id: 1 }], affected: 1 });
+  });
+});
+
+describe('AutoMigration', () => {
+  it('migrates once for attempts that meet the missing table together, then tries again', async () => {
+    let migrations = 0;
+    let ready = false;
+    const auto = new AutoMigration(true, async () => {
+      migrations++;
+      ready = true;
+    });
+    const attempt = async () => {
+      if (!ready)
+        throw new MissingTableError('S: the inbox table t does not exist; run await store.migrate() once at start-up.');
+      return 'claimed';
+    };
+    expect(await Promise.all([auto.run(attempt), auto.run(attempt)])).toEqual(['claimed', 'claimed']);
+    expect(migrations).toBe(1);
+  });
+
+  it('off: says how to turn it on, and migrates nothing', async () => {
+    const auto = new AutoMigration(false, async () => {
+      throw new Error('must not migrate');
+    });
+    await expect(
+      auto.run(async () => {
+        throw new MissingTableError('S: the inbox table t does not exist; run await store.migrate() once at start-up.');
+      }),
+    ).rejects.toThrow(/run await store\.migrate\(\) once at start-up, or leave autoMigrate on/);
+  });
+});
