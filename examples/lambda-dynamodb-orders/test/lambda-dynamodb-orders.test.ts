@@ -3,13 +3,13 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type ShopConfig, simulatorShopConfig } from '@service-pay/example-shop-kit';
 import { describeShop } from '@service-pay/example-shop-kit/testing';
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
+import { type DynamoDbLocal, startDynamoDbLocal } from '@service-pay/test-kit/dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { creditOrder } from '../src/credit.ts';
 import { createShopFunction, type HttpApiEvent, handler, shopFromEnv } from '../src/handler.ts';
 import type { DynamoDbShop } from '../src/shop.ts';
 import { createShopTables, tablesFromEnv } from '../src/tables.ts';
 import { startApiGateway } from './support/api-gateway.ts';
-import { type DynamoDbLocal, startDynamoDbLocal } from './support/dynamodb-local.ts';
 
 let emulator: DynamoDbLocal;
 

@@ -1,13 +1,15 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStore } from '@service-pay/dynamodb';
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
+import { AppProcess, sleep } from '@service-pay/test-kit';
+import { type DynamoDbLocal, startDynamoDbLocal } from '@service-pay/test-kit/dynamodb';
+import { pay, senderTally } from '@service-pay/test-kit/fault-rows';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppProcess } from './support/app-process.js';
 import { emulatorClient } from './support/clients.js';
-import { type DynamoDbLocal, startDynamoDbLocal } from './support/dynamodb-local.js';
 import { countItems, createPkSkTable } from './support/tables.js';
 
 /**
@@ -20,6 +22,7 @@ import { countItems, createPkSkTable } from './support/tables.js';
 const STORE_TABLE = 'fault_inbox';
 const CREDITS_TABLE = 'fault_credits';
 const PLAN_TABLE = 'fault_plan';
+const packageDir = fileURLToPath(new URL('..', import.meta.url));
 
 /** One setup of a row group: its own emulator, its three apps and its sender. */
 class Rig {
@@ -64,7 +67,9 @@ class Rig {
       retry: { maxAttempts: 8, baseDelayMs: this.options.baseDelayMs, factor: 2, timeoutMs: 5_000 },
       seed: 20261125,
     });
-    this.apps = await Promise.all(['a', 'b', 'c'].map((name) => AppProcess.start(this.appEnv(name))));
+    this.apps = await Promise.all(
+      ['a', 'b', 'c'].map((name) => AppProcess.start({ cwd: packageDir, env: this.appEnv(name) })),
+    );
   }
 
   async stop(): Promise<void> {
@@ -74,18 +79,9 @@ class Rig {
     await this.emulator?.stop();
   }
 
-  async pay(paymentIds: string[], deliveries: number, urls = this.apps.map((a) => a.url)): Promise<void> {
-    await Promise.all(
-      paymentIds.map((id, i) =>
-        this.sim.pay(id, {
-          duplicates: deliveries - 1,
-          concurrent: true,
-          // Rotated per payment, so every app gets first deliveries.
-          deliverTo: urls.map((_, k) => urls[(i + k) % urls.length] as string),
-          ...(deliveries === 1 ? { deliverTo: [urls[i % urls.length] as string] } : {}),
-        }),
-      ),
-    );
+  /** Pays with `deliveries` simultaneous deliveries each, rotated over the apps (or `urls`). */
+  pay(paymentIds: string[], deliveries: number, urls = this.apps.map((a) => a.url)): Promise<void> {
+    return pay(this.sim, paymentIds, deliveries, urls);
   }
 
   createPayments(count: number, label: string): string[] {
@@ -108,25 +104,13 @@ class Rig {
   async figures(scenario: string, paymentIds: string[]) {
     await this.sim.waitForIdle({ timeoutMs: 150_000 });
     const counts = await Promise.all(paymentIds.map((id) => countItems(this.client, CREDITS_TABLE, id)));
-    const attempts = paymentIds.flatMap((id) => this.sim.deliveries({ paymentId: id }).flatMap((d) => d.attempts));
-    const codes = attempts.map((a) => {
-      try {
-        return String((JSON.parse(a.responseBody) as { error?: unknown }).error ?? '');
-      } catch {
-        return '';
-      }
-    });
-    const statuses: Record<string, number> = {};
-    attempts.forEach((a, i) => {
-      const key = [a.status ?? a.outcome, codes[i]].filter(Boolean).join(' ');
-      statuses[key] = (statuses[key] ?? 0) + 1;
-    });
+    const { attempts, codes, statuses } = senderTally(this.sim, paymentIds);
     const result = {
       scenario,
       payments: paymentIds.length,
       double: counts.filter((n) => n > 1).length,
       lost: counts.filter((n) => n === 0).length,
-      attempts: attempts.length,
+      attempts,
       statuses,
     };
     console.log(JSON.stringify(result));
@@ -161,7 +145,7 @@ describe('DynamoDbStore (transactional) under faults, 3 app processes sharing on
     await victim.holdingAtLeast(held.length);
     await victim.kill();
     // The sender keeps retrying the dead app; it comes back on the same port, as a supervisor restarts it.
-    rig.apps[2] = await AppProcess.start(rig.appEnv('c2', victim.port));
+    rig.apps[2] = await AppProcess.start({ cwd: packageDir, env: rig.appEnv('c2', victim.port) });
     const f = await rig.figures('b. app SIGKILLed mid-handler', [...held, ...others]);
     expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
     // No app died on the way (an unhandled rejection of a failed request would end the process).
@@ -176,7 +160,7 @@ describe('DynamoDbStore (transactional) under faults, 3 app processes sharing on
     await rig.pay(others, 2);
     await Promise.race(rig.apps.map((app) => app.holdingAtLeast(1)));
     rig.emulator.pause();
-    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    await sleep(7_000);
     rig.emulator.resume();
     const f = await rig.figures('c. DynamoDB Local SIGSTOPped 7 s', [...slow, ...others]);
     expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
@@ -219,7 +203,7 @@ describe('DynamoDbStore (transactional): the emulator SIGKILLed and restarted wi
     await Promise.race(rig.apps.map((app) => app.holdingAtLeast(1)));
     const port = rig.emulator.port;
     await rig.emulator.kill();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await sleep(1_000);
     rig.emulator = await startDynamoDbLocal({ dbPath, port });
     const f = await rig.figures('d. DynamoDB Local SIGKILLed and restarted', [...slow, ...others]);
     expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });

@@ -55,8 +55,13 @@ export interface FaultFigures {
 /**
  * Pays each payment with `deliveries` simultaneous deliveries spread over `urls`, rotated per payment so
  * every app gets first deliveries.
+ *
+ * @example
+ * ```ts
+ * await pay(sim, paymentIds, 5, apps.map((app) => app.url));
+ * ```
  */
-async function pay(sim: Simulator, paymentIds: string[], deliveries: number, urls: string[]): Promise<void> {
+export async function pay(sim: Simulator, paymentIds: string[], deliveries: number, urls: string[]): Promise<void> {
   await Promise.all(
     paymentIds.map((id, i) =>
       sim.pay(id, {
@@ -71,15 +76,19 @@ async function pay(sim: Simulator, paymentIds: string[], deliveries: number, url
   );
 }
 
-/** Waits for the sender to finish, counts credits per payment, prints one JSON line, and returns it. */
-async function figures(
-  run: FaultRowsRun,
-  scenario: string,
-  paymentIds: string[],
-): Promise<FaultFigures & { codes: string[] }> {
-  const sim = run.sim();
-  await sim.waitForIdle({ timeoutMs: 90_000 });
-  const { counts, late } = await run.database().credits(paymentIds);
+/**
+ * What the sender saw for these payments: its attempts, each attempt's error code (`''` for none), and the
+ * attempts counted by status and code (`"409 DELIVERY_IN_PROGRESS"`, `"200"`, `"network-error"`).
+ *
+ * @example
+ * ```ts
+ * const { attempts, statuses } = senderTally(sim, paymentIds);
+ * ```
+ */
+export function senderTally(
+  sim: Simulator,
+  paymentIds: readonly string[],
+): { attempts: number; codes: string[]; statuses: Record<string, number> } {
   const attempts = paymentIds.flatMap((id) => sim.deliveries({ paymentId: id }).flatMap((d) => d.attempts));
   const codes = attempts.map((a) => {
     try {
@@ -93,12 +102,25 @@ async function figures(
     const key = [a.status ?? a.outcome, codes[i]].filter(Boolean).join(' ');
     statuses[key] = (statuses[key] ?? 0) + 1;
   });
+  return { attempts: attempts.length, codes, statuses };
+}
+
+/** Waits for the sender to finish, counts credits per payment, prints one JSON line, and returns it. */
+async function figures(
+  run: FaultRowsRun,
+  scenario: string,
+  paymentIds: string[],
+): Promise<FaultFigures & { codes: string[] }> {
+  const sim = run.sim();
+  await sim.waitForIdle({ timeoutMs: 90_000 });
+  const { counts, late } = await run.database().credits(paymentIds);
+  const { attempts, codes, statuses } = senderTally(sim, paymentIds);
   const result = {
     scenario: `${run.label} ${scenario}`,
     payments: paymentIds.length,
     double: paymentIds.filter((id) => (counts.get(id) ?? 0) > 1).length + late,
     lost: paymentIds.filter((id) => (counts.get(id) ?? 0) === 0).length,
-    attempts: attempts.length,
+    attempts,
     statuses,
   };
   console.log(JSON.stringify(result));

@@ -1,5 +1,5 @@
+import { startDynamoDbLocal } from '@service-pay/test-kit/dynamodb';
 import type { TestProject } from 'vitest/node';
-import { startDynamoDbLocal } from './dynamodb-local.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

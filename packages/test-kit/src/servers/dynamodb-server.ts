@@ -1,9 +1,11 @@
-// Copied from packages/dynamodb/test/support/dynamodb-local.ts (test helpers are not shared across packages).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
-import { createServer, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../free-port.js';
+import { killOnExit } from '../processes/kill-on-exit.js';
+import { waitFor } from '../wait-for.js';
 
 /**
  * AWS's DynamoDB Local, as shipped inside the npm package amplify-dynamodb-simulator (its emulator/ folder):
@@ -16,7 +18,15 @@ function cacheRoot(): string {
   return join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'service-pay', 'dynamodb-local-2.9.30');
 }
 
-/** The emulator's folder (DynamoDBLocal.jar and DynamoDBLocal_lib), fetched if missing. */
+/**
+ * The emulator's folder (DynamoDBLocal.jar and DynamoDBLocal_lib), fetched with `npm pack` if missing.
+ * Processes racing to fetch it each stage their own copy; the first one renamed into place wins.
+ *
+ * @example
+ * ```ts
+ * const jar = join(emulatorDir(), 'DynamoDBLocal.jar');
+ * ```
+ */
 export function emulatorDir(): string {
   const root = cacheRoot();
   const emulator = join(root, 'package', 'emulator');
@@ -38,19 +48,9 @@ export function emulatorDir(): string {
   return emulator;
 }
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
+/** A running DynamoDB Local of the test's own. */
 export interface DynamoDbLocal {
+  /** `http://127.0.0.1:<port>`, for the AWS SDK client's `endpoint`. */
   readonly endpoint: string;
   readonly port: number;
   readonly process: ChildProcess;
@@ -58,26 +58,34 @@ export interface DynamoDbLocal {
   pause(): void;
   /** SIGCONT. */
   resume(): void;
-  /** SIGKILL, and waits for the exit. */
+  /** SIGKILL, and waits for the exit: a crash. */
   kill(): Promise<void>;
+  /** Ends it (as `kill`: the emulator keeps nothing that a clean stop would save). Safe to call twice. */
   stop(): Promise<void>;
 }
 
+/** What a DynamoDB Local of the test's own runs with. */
 export interface DynamoDbLocalOptions {
+  /** The port to listen on (the same one, to restart a killed emulator). Default: a free port. */
   port?: number;
-  /** Keep the data in this folder (`-sharedDb -dbPath`), so a restarted emulator still has it. */
+  /** Keep the data in this folder (`-sharedDb -dbPath`), so a restarted emulator still has it. Default: in memory. */
   dbPath?: string;
+  /** How long Java may take to accept connections. Default 60 s (a cold JVM on a loaded 2-core machine). */
+  startTimeoutMs?: number;
 }
 
-const live = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of live) {
-    child.kill('SIGCONT');
-    child.kill('SIGKILL');
-  }
-});
-
-/** Starts DynamoDB Local on a free loopback port (or `port`) and waits until it accepts connections. */
+/**
+ * Starts DynamoDB Local (on Java, fetched once by `emulatorDir`) on a free loopback port, or `port`, and
+ * waits until it accepts connections; rejects with its output if it exits first or does not start in time.
+ * No emulator outlives the test run, paused or not.
+ *
+ * @example
+ * ```ts
+ * const emulator = await startDynamoDbLocal();
+ * const client = new DynamoDBClient({ endpoint: emulator.endpoint, region: 'us-east-1' });
+ * await emulator.stop();
+ * ```
+ */
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const dir = emulatorDir();
   const port = options.port ?? (await freePort());
@@ -95,7 +103,8 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     ],
     { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  live.add(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.once('exit', killOnExit(child));
   let output = '';
   child.stdout?.on('data', (chunk) => {
     output += chunk;
@@ -103,16 +112,6 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   child.stderr?.on('data', (chunk) => {
     output += chunk;
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  exited.then(() => live.delete(child));
-  const deadline = Date.now() + 60_000;
-  while (!(await accepts(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`DynamoDB Local did not start on port ${port}:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
   const kill = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGCONT');
@@ -120,6 +119,19 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     }
     await exited;
   };
+  try {
+    const state = await waitFor(
+      `DynamoDB Local to accept connections on ${port}`,
+      // An exit ends the wait at once: the output says why (the port taken, no Java).
+      async () => (child.exitCode !== null || child.signalCode !== null ? 'exited' : (await accepts(port)) && 'up'),
+      { timeoutMs: options.startTimeoutMs ?? 60_000 },
+      100,
+    );
+    if (state === 'exited') throw new Error(`DynamoDB Local exited on port ${port}`);
+  } catch (error) {
+    await kill();
+    throw new Error(`${(error as Error).message}:\n${output}`);
+  }
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
