@@ -1,5 +1,5 @@
+import { handRolledVerify as handRolledVerifyWith, SECRET, signedDeliveries } from '@service-pay/bench-kit';
 import { createWebhookHandler, MemoryDedupeStore, verifyWebhook } from '@service-pay/core';
-import { handRolledVerify as handRolledVerifyWith, SECRET, signedDeliveries } from '@service-pay/test-kit/bench';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
 import { compare, report, type TargetCheck } from './harness.js';

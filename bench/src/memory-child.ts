@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { benchEvent } from '@service-pay/bench-kit';
 import { MemoryDedupeStore, type PaymentPaidEvent } from '@service-pay/core';
-import { benchEvent } from '@service-pay/test-kit/bench';
 
 // Mirrors what the pipeline stores per payment: key `payment.paid:<paymentId>` (a 20-character id), an
 // 11-character fingerprint (as core's fingerprintOf makes), a token while claimed (a 32-bit tag of it once

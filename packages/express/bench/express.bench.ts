@@ -1,7 +1,6 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createWebhookHandler } from '@service-pay/core';
 import {
   type AdapterBenchCheck,
   BENCH_SECRET,
@@ -9,7 +8,8 @@ import {
   compareRoutes,
   handRolledVerify,
   type LoadOptions,
-} from '@service-pay/test-kit/bench/adapter-load';
+} from '@service-pay/bench-kit/adapter-load';
+import { createWebhookHandler } from '@service-pay/core';
 import express from 'express';
 import { serviceWebhook } from '../src/index.js';
 

@@ -1,4 +1,3 @@
-import { createWebhookHandler } from '@service-pay/core';
 import {
   type AdapterBenchCheck,
   BENCH_SECRET,
@@ -6,7 +5,8 @@ import {
   compareRoutes,
   handRolledVerify,
   type LoadOptions,
-} from '@service-pay/test-kit/bench/adapter-load';
+} from '@service-pay/bench-kit/adapter-load';
+import { createWebhookHandler } from '@service-pay/core';
 import Fastify from 'fastify';
 import { serviceWebhook } from '../src/index.js';
 

@@ -18,8 +18,8 @@
  */
 import { pathToFileURL } from 'node:url';
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
+import { CONTEST_SECRET, type ContestCheck, compareOn, type Database } from '@service-pay/bench-kit/sql-contest';
 import { createWebhookHandler, type PaymentPaidEvent, type TransactionalStore } from '@service-pay/core';
-import { CONTEST_SECRET, type ContestCheck, compareOn, type Database } from '@service-pay/test-kit/bench/sql-contest';
 import { sql as drizzleSql, eq } from 'drizzle-orm';
 import { boolean, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';

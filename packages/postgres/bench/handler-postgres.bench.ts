@@ -15,8 +15,8 @@
  */
 import { pathToFileURL } from 'node:url';
 import { PGlite, type PGliteInterface, type Transaction } from '@electric-sql/pglite';
+import { CONTEST_SECRET, type ContestCheck, compareOn, type Database } from '@service-pay/bench-kit/sql-contest';
 import { createWebhookHandler } from '@service-pay/core';
-import { CONTEST_SECRET, type ContestCheck, compareOn, type Database } from '@service-pay/test-kit/bench/sql-contest';
 import pg from 'pg';
 import { PostgresStore } from '../src/index.js';
 

@@ -17,8 +17,8 @@
  */
 import { pathToFileURL } from 'node:url';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { CONTEST_SECRET, type ContestCheck, compareOn, type Database } from '@service-pay/bench-kit/sql-contest';
 import { createWebhookHandler, type PaymentPaidEvent, type TransactionalStore } from '@service-pay/core';
-import { CONTEST_SECRET, type ContestCheck, compareOn, type Database } from '@service-pay/test-kit/bench/sql-contest';
 import { sql as drizzleSql, eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { boolean, pgTable, text } from 'drizzle-orm/pg-core';

@@ -26,8 +26,8 @@ import {
 } from '@aws-lambda-powertools/idempotency';
 import { CachePersistenceLayer } from '@aws-lambda-powertools/idempotency/cache';
 import type { CacheClient } from '@aws-lambda-powertools/idempotency/cache/types';
+import { handRolledVerify, SECRET, type SignedDelivery, signedDeliveries } from '@service-pay/bench-kit';
 import { createWebhookHandler } from '@service-pay/core';
-import { handRolledVerify, SECRET, type SignedDelivery, signedDeliveries } from '@service-pay/test-kit/bench';
 import { Redis } from 'ioredis';
 import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
 

@@ -6,8 +6,8 @@
  *   node --import tsx bench/profile-fresh.ts [deliveries]      (REDIS_URL to use another Redis)
  */
 import { Session } from 'node:inspector/promises';
+import { SECRET, signedDeliveries } from '@service-pay/bench-kit';
 import { createWebhookHandler } from '@service-pay/core';
-import { SECRET, signedDeliveries } from '@service-pay/test-kit/bench';
 import { Redis } from 'ioredis';
 import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
 

@@ -1,7 +1,20 @@
-import type { Simulator } from '@service-pay/simulator';
 import { expect, it } from 'vitest';
 import type { AppProcess } from './processes/app-process.js';
 import { sleep } from './wait-for.js';
+
+/**
+ * What the fault rows use of `@service-pay/simulator`'s `Simulator`, described here rather than imported:
+ * the simulator's own tests use this kit, so a dependency on the simulator would make the workspace a cycle
+ * (pnpm warns about it on every install). A real `Simulator` fits this shape.
+ */
+export interface Simulator {
+  createPayment(input: { orderNo: string; notifyUrl: string }): { paymentId: string };
+  pay(paymentId: string, options: { duplicates: number; concurrent: boolean; deliverTo: string[] }): Promise<unknown>;
+  deliveries(filter: { paymentId: string }): Array<{
+    attempts: ReadonlyArray<{ status?: number | null | undefined; outcome?: string; responseBody: string }>;
+  }>;
+  waitForIdle(options: { timeoutMs: number }): Promise<void>;
+}
 
 /**
  * What the fault rows need of a SQL database of the test's own, whose apps credit through ctx.tx into a

@@ -146,7 +146,7 @@ export async function compareRoutes(
 }
 
 /**
- * The baseline's work (bench/src/hand-rolled-verify.ts, the one copy), with the secret
+ * The baseline's work (./hand-rolled-verify.ts, the one copy), with the secret
  * `signed-request.cjs` signs with. Throws on a bad delivery.
  *
  * @example
