@@ -5,8 +5,9 @@ import { assertPaymentPaidEvent, PAYMENT_PAID, type PaymentPaidEvent } from '../
 import { type RawBody, toRawBytes } from '../http/raw-body.js';
 import { HEADER, readHeader } from './headers.js';
 import { mismatchHint } from './mismatch-hint.js';
+import { resolvedOnce } from './resolved-options.js';
 import { assertSignaturesAreHex, parseSignatureHeader, type SignatureHeader } from './signature-header.js';
-import { type ResolvedVerifyOptions, readClock, resolveVerifyOptions, type VerifyOptions } from './verify-options.js';
+import { type ResolvedVerifyOptions, readClock, type VerifyOptions } from './verify-options.js';
 
 /**
  * A delivery whose signature, timestamp and payload were all checked.
@@ -66,6 +67,9 @@ function isDeliveryId(v: string): boolean {
  * payload against spec 2.3, `X-Service-Event` against the body, and a `dl_` delivery id. Rejects only with
  * a `WebhookError`; an authentic event of another type rejects with code `UNSUPPORTED_EVENT` (status 200).
  *
+ * The options are checked on the first call with an options object and again only when that object
+ * changed (a new secret, list entry, tolerance or clock): keep one object for all calls, as the handler does.
+ *
  * This does not deduplicate: use `createWebhookHandler` (or an adapter) for exactly-once handling.
  *
  * @example
@@ -80,7 +84,7 @@ function isDeliveryId(v: string): boolean {
  * ```
  */
 export async function verifyWebhook(input: VerifyInput, options: VerifyOptions): Promise<VerifiedDelivery> {
-  return verifyResolved(input, resolveVerifyOptions(options));
+  return verifyResolved(input, resolvedOnce(options));
 }
 
 /**
