@@ -52,7 +52,7 @@ export async function run(): Promise<TargetCheck[]> {
     'hand-rolled createHmac+timingSafeEqual+JSON.parse',
     [
       { of: 'verifyWebhook', over: 'hand-rolled createHmac+timingSafeEqual+JSON.parse', atLeast: 1.2 },
-      { of: 'verifyWebhook', over: 'stripe webhooks.constructEvent', atLeast: 1.5 },
+      { of: 'verifyWebhook', over: 'stripe webhooks.constructEvent', atLeast: 1.8 },
     ],
   );
 
@@ -138,7 +138,7 @@ export async function run(): Promise<TargetCheck[]> {
       {
         of: 'handler, memory store, duplicates',
         over: 'hand-rolled check + Map dedupe, duplicates',
-        atLeast: 0.9,
+        atLeast: 0.95,
       },
     ]),
   );

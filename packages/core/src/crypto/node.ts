@@ -1,4 +1,4 @@
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import * as nodeCrypto from 'node:crypto';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import type { CryptoBackend } from './backend.js';
@@ -83,5 +83,6 @@ export const cryptoBackend: CryptoBackend = {
     // Invalid bytes decode to U+FFFD; only then is the (rarer) full validity check worth its pass.
     return !text.includes('\uFFFD') || isUtf8(buf) ? text : undefined;
   },
+  isAscii: (bytes) => isAscii(bytes),
   randomToken: () => randomUUID(),
 };

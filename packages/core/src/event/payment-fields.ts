@@ -53,6 +53,18 @@ export const text = rule(
 );
 
 /** `p_` and at least one more character. */
+/**
+ * `text.check` for a string parsed from a body known to be printable ASCII with no escapes (see
+ * `assertPaymentPaidEvent`): every character of it is then 0x20-0x7e, which is all `isCleanText` asks, so
+ * only the length is left to check. The same answer for every such string, without a pass per field.
+ */
+export const isTextOfPrintableBody = (v: unknown): v is string =>
+  typeof v === 'string' && v.length > 0 && v.length <= MAX_TEXT;
+
+/** `paymentIdRule.check` for a string from a printable body (see `isTextOfPrintableBody`). */
+export const isPaymentIdOfPrintableBody = (v: unknown): v is string =>
+  isTextOfPrintableBody(v) && v.length > 2 && v.charCodeAt(0) === 0x70 && v.charCodeAt(1) === 0x5f;
+
 export const paymentIdRule = rule(
   (v): v is string => isText(v) && v.length > 2 && v.charCodeAt(0) === 0x70 && v.charCodeAt(1) === 0x5f,
   'must be a string that starts with "p_", at most 256 characters, well-formed Unicode without control characters',

@@ -8,7 +8,7 @@ import { ClaimTokens } from './claim-token.js';
 import { leaseAttempt } from './lease-attempt.js';
 import type { ResolvedPipelineOptions } from './pipeline-options.js';
 import { type RunningAttempt, RunningAttempts } from './running-attempts.js';
-import { backoffMs, bounded, pause } from './store-call.js';
+import { backoffMs, pause, StoreDeadlines } from './store-call.js';
 import { transactionAttempt } from './transaction-attempt.js';
 
 /**
@@ -30,6 +30,7 @@ export class AttemptEngine {
   constructor(readonly o: ResolvedPipelineOptions) {
     this.now = elapsedClock(Date.now);
     this.#inProcess = !isTransactional(o.store) && o.store.inProcess === true;
+    this.#deadlines = new StoreDeadlines(o.storeTimeoutMs, this.now);
     this.running = new RunningAttempts({
       store: isTransactional(o.store) ? undefined : o.store,
       leaseMs: o.leaseMs,
@@ -63,10 +64,11 @@ export class AttemptEngine {
    * answers in-process (it says so) is not bounded: the timer would cost more than the call itself.
    */
   bounded<T>(pending: Promise<T>, what: string): Promise<T> {
-    return this.#inProcess ? pending : bounded(pending, this.o.storeTimeoutMs, what);
+    return this.#inProcess ? pending : this.#deadlines.bound(pending, what);
   }
 
   readonly #inProcess: boolean;
+  readonly #deadlines: StoreDeadlines;
 
   /**
    * Gives a lease back, retrying in the background with backoff until the store answers or `untilMs` has

@@ -598,6 +598,44 @@ export function verificationSuite(): void {
       if (typeof secret === 'string' && secret.length > 9) expect(error.message).not.toContain(secret);
     });
 
+    it('checks an options object once, and again whenever it changed: a secret swapped or pushed, a blank one put in', async () => {
+      const { body, headers } = signed();
+      const other = signed(samplePaymentPaidEvent(), 'whsec_rotated_secret_0123456789');
+      const options: { secret: string | string[]; now: () => number; toleranceSec?: number } = {
+        secret: SECRET,
+        now: atT(),
+      };
+      await expect(verifyWebhook({ rawBody: body, headers }, options)).resolves.toBeDefined();
+      // A secret replaced on the same object is the one verified with from then on.
+      options.secret = 'whsec_rotated_secret_0123456789';
+      expect((await rejection(verifyWebhook({ rawBody: body, headers }, options))).code).toBe('SIGNATURE_MISMATCH');
+      await expect(verifyWebhook({ rawBody: other.body, headers: other.headers }, options)).resolves.toBeDefined();
+      // A list changed in place (a secret pushed, then one replaced) is read again, checks included.
+      const list = [SECRET];
+      options.secret = list;
+      await expect(verifyWebhook({ rawBody: body, headers }, options)).resolves.toBeDefined();
+      list.push('whsec_rotated_secret_0123456789');
+      await expect(verifyWebhook({ rawBody: other.body, headers: other.headers }, options)).resolves.toBeDefined();
+      list[1] = ' ';
+      const blank = await rejection(verifyWebhook({ rawBody: body, headers }, options));
+      expect(blank.code).toBe('INVALID_OPTIONS');
+      expect(blank.message).toMatch(/secret\[1\] is only whitespace/);
+      list[1] = 'whsec_rotated_secret_0123456789';
+      options.toleranceSec = -1;
+      expect((await rejection(verifyWebhook({ rawBody: body, headers }, options))).code).toBe('INVALID_OPTIONS');
+      options.toleranceSec = 300;
+      await expect(verifyWebhook({ rawBody: body, headers }, options)).resolves.toBeDefined();
+    });
+
+    it('refuses bad options on every call, not only the first (a failed check is not remembered as passed)', async () => {
+      const { body, headers } = signed();
+      const options = { secret: 'changeme', now: atT() };
+      for (let i = 0; i < 3; i++) {
+        const error = await rejection(verifyWebhook({ rawBody: body, headers }, options));
+        expect(error.code).toBe('INVALID_OPTIONS');
+      }
+    });
+
     it('takes a 16-character secret, one with a space inside (it is visible), and few but enough distinct characters', async () => {
       for (const secret of [
         '0123456789abcdef',

@@ -1,0 +1,85 @@
+// The speed budget CI holds the hot paths to: every budgeted operation (operations.mjs) is counted and
+// compared with bench/icount/baseline.json; more than 2% over its baseline fails (exit 1). Instruction
+// counts repeat to about 0.001% on any machine, loaded or not, so this cannot flake the way a timed test
+// would. A change that must cost more updates the baseline in the same commit (`--update`), and says why
+// in the commit message.
+//
+//   node bench/icount/check-budget.mjs            # count, print the table, exit 1 on a regression
+//   node bench/icount/check-budget.mjs --update   # count and write the baseline
+//   node bench/icount/check-budget.mjs verify     # only the operations named
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hasValgrind } from './count.mjs';
+import { countOperation, OPERATIONS } from './operations.mjs';
+
+const baselinePath = join(dirname(fileURLToPath(import.meta.url)), 'baseline.json');
+const update = process.argv.includes('--update');
+const baseline = JSON.parse(readFileSync(baselinePath, 'utf8'));
+const { n, tolerance } = baseline;
+const named = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+const names = Object.keys(OPERATIONS).filter(
+  (name) => OPERATIONS[name].budget && (named.length === 0 || named.includes(name)),
+);
+if (named.some((name) => !names.includes(name))) {
+  console.error(
+    `usage: check-budget.mjs [--update] [${Object.keys(OPERATIONS)
+      .filter((k) => OPERATIONS[k].budget)
+      .join(' ')}]`,
+  );
+  process.exit(2);
+}
+
+if (!(await hasValgrind())) {
+  console.error('icount budget: valgrind is missing (apt-get install -y valgrind).');
+  process.exit(2);
+}
+
+const started = Date.now();
+const rows = [];
+for (const name of names) {
+  const now = await countOperation(name, n);
+  const was = baseline.operations[name];
+  const limit = baseline.tolerances?.[name] ?? tolerance;
+  rows.push({ name, was, now, limit, change: was === undefined ? undefined : now / was - 1 });
+}
+
+const pct = (change) => (change === undefined ? 'new' : `${change >= 0 ? '+' : ''}${(change * 100).toFixed(2)}%`);
+const num = (value) => (value === undefined ? '-' : value.toLocaleString('en-US'));
+console.log(
+  `icount budget (N = ${n}, fail above +${tolerance * 100}%, ${((Date.now() - started) / 1000).toFixed(0)} s)`,
+);
+console.log(`${'operation'.padEnd(20)} ${'baseline'.padStart(9)} ${'now'.padStart(9)} ${'change'.padStart(8)}`);
+for (const { name, was, now, change, limit } of rows) {
+  const verdict =
+    change !== undefined && change > limit ? '  OVER BUDGET' : limit !== tolerance ? `  (limit +${limit * 100}%)` : '';
+  console.log(
+    `${name.padEnd(20)} ${num(was).padStart(9)} ${num(now).padStart(9)} ${pct(change).padStart(8)}${verdict}`,
+  );
+}
+
+if (update) {
+  for (const { name, now } of rows) baseline.operations[name] = now;
+  writeFileSync(baselinePath, `${JSON.stringify(baseline, null, 2)}\n`);
+  console.log(`baseline written: ${baselinePath}`);
+  process.exit(0);
+}
+const over = rows.filter(({ change, limit }) => change !== undefined && change > limit);
+const missing = rows.filter(({ was }) => was === undefined);
+if (missing.length > 0) {
+  console.log(
+    `no baseline for ${missing.map((r) => r.name).join(', ')}: run it with --update and commit baseline.json.`,
+  );
+  process.exit(1);
+}
+if (over.length > 0) {
+  console.log(
+    `${over.map((r) => r.name).join(', ')} grew more than ${Math.max(...over.map((r) => r.limit)) * 100}% over the baseline. Make it cheaper, or, if it must cost more, update bench/icount/baseline.json (--update) in the same commit and say why.`,
+  );
+  process.exit(1);
+}
+const cheaper = rows.filter(({ change, limit }) => change < -limit);
+if (cheaper.length > 0) {
+  console.log(`${cheaper.map((r) => r.name).join(', ')}: cheaper than the baseline; --update locks that in.`);
+}
+console.log('within budget');

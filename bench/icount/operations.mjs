@@ -1,0 +1,30 @@
+// Every operation `pnpm bench:icount` counts: which script runs it, and whether CI holds it to a budget
+// (bench/icount/baseline.json). The others are references (what a hand-rolled receiver costs), counted for
+// the ratios and free to move with Node.
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { instructionsPerOperation } from './count.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export const OPERATIONS = {
+  verify: { script: 'memory-path.mjs', budget: true, what: '`verifyWebhook` (standalone), one valid delivery' },
+  'handler-verify': {
+    script: 'memory-path.mjs',
+    budget: false,
+    what: 'the handler up to verification (an authentic event of another type, 200)',
+  },
+  handler: { script: 'memory-path.mjs', budget: true, what: 'handler + `MemoryDedupeStore`, fresh payment' },
+  'handler-duplicate': { script: 'memory-path.mjs', budget: true, what: 'the same, duplicate' },
+  'fetch-handler': { script: 'fetch-handler.mjs', budget: true, what: '`createFetchHandler` + memory store, fresh' },
+  redis: { script: 'redis-store.mjs', budget: true, what: 'handler + `RedisDedupeStore` (in-process client), fresh' },
+  'redis-duplicate': { script: 'redis-store.mjs', budget: true, what: 'the same, duplicate' },
+  check: { script: 'memory-path.mjs', budget: false, what: 'hand-rolled check (HMAC, compare, window, JSON.parse)' },
+  'check-map': { script: 'memory-path.mjs', budget: false, what: 'hand-rolled check + `Map`, fresh' },
+  'check-map-duplicate': { script: 'memory-path.mjs', budget: false, what: 'hand-rolled check + `Map`, duplicate' },
+};
+
+/** Instructions of one `name` operation at this N (the scripts size their pools from N). */
+export function countOperation(name, n) {
+  return instructionsPerOperation(join(here, OPERATIONS[name].script), [name, String(n)], n);
+}
