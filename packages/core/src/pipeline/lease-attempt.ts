@@ -1,6 +1,5 @@
 import { safeLog } from '../observe/logger.js';
 import type { DedupeStore } from '../store/dedupe-store.js';
-import { answersNow, CLAIM_NOW, COMPLETE_NOW } from '../store/memory-store.js';
 import {
   type AttemptConclusion,
   type HandlerSettlement,
@@ -36,14 +35,9 @@ export async function leaseAttempt<T>(
     const { leaseMs } = engine.o;
     const token = engine.tokens.next();
     const sentAt = engine.now();
-    // The memory store answers at once: asked directly, a delivery awaits nothing but its handler.
-    const direct = answersNow(store);
     let claim: Awaited<ReturnType<DedupeStore['claim']>>;
     try {
-      claim =
-        direct !== undefined
-          ? direct[CLAIM_NOW](key, token, fingerprint, leaseMs)
-          : await engine.bounded(store.claim(key, token, fingerprint, leaseMs), 'claim');
+      claim = await engine.bounded(store.claim(key, token, fingerprint, leaseMs), 'claim');
     } catch (error) {
       engine.releaseInBackground(store, key, token, sentAt + leaseMs, input.logFields, true);
       return conclusion.concluded({ outcome: 'unavailable', error }, input);
@@ -69,11 +63,7 @@ export async function leaseAttempt<T>(
     }
     attempt.watched = false; // the handler is done; the heartbeat goes on until the completion is recorded
     try {
-      const { retainMs } = engine.o;
-      const recorded =
-        direct !== undefined
-          ? direct[COMPLETE_NOW](key, token, retainMs, fingerprint)
-          : await engine.bounded(store.complete(key, token, retainMs, fingerprint), 'complete');
+      const recorded = await engine.bounded(store.complete(key, token, engine.o.retainMs, fingerprint), 'complete');
       completed(engine, input, attempt, recorded, 0);
     } catch (error) {
       completionFailed(engine, input, error, 0);

@@ -68,23 +68,6 @@ const SETTLED_TRUE: Promise<boolean> = Promise.resolve(true);
 const SETTLED_FALSE: Promise<boolean> = Promise.resolve(false);
 const EVICTION_LOG_PERIOD_MS = 10_000;
 
-/** The store's synchronous claim and complete, for the pipeline only (not exported from the package). */
-export const CLAIM_NOW = Symbol('MemoryDedupeStore.claimNow');
-export const COMPLETE_NOW = Symbol('MemoryDedupeStore.completeNow');
-
-/**
- * The memory store's synchronous answers, when `store` is one whose `claim` and `complete` are still its
- * own (a test may replace them on the instance): the pipeline then asks it directly, without a promise or
- * an await per call. Read per call, so a replacement made after the handler was built is honoured.
- */
-export function answersNow(store: DedupeStore): MemoryDedupeStore | undefined {
-  return store instanceof MemoryDedupeStore &&
-    store.claim === MemoryDedupeStore.prototype.claim &&
-    store.complete === MemoryDedupeStore.prototype.complete
-    ? store
-    : undefined;
-}
-
 /**
  * A `DedupeStore` in this process's memory: exactly-once within one process, lost on restart.
  *
@@ -165,55 +148,43 @@ export class MemoryDedupeStore implements DedupeStore {
   }
 
   claim(key: string, token: string, fingerprint: string, leaseMs: number): Promise<ClaimOutcome> {
-    try {
-      const outcome = this[CLAIM_NOW](key, token, fingerprint, leaseMs);
-      return outcome === CLAIMED ? SETTLED_CLAIMED : Promise.resolve(outcome);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  /**
-   * `claim`, answered synchronously: what the pipeline calls on this store (see `answersNow`), sparing a
-   * delivery a promise and an await per store call. Throws what `claim` rejects with.
-   */
-  [CLAIM_NOW](key: string, token: string, fingerprint: string, leaseMs: number): ClaimOutcome {
     const now = this.#now();
     const existing = this.#entries.get(key);
     if (existing !== undefined) {
       if (typeof existing === 'string') {
-        if (expiryOf(existing) > now) return { state: 'completed', fingerprint: recordFingerprint(existing) };
+        if (expiryOf(existing) > now) {
+          return Promise.resolve({ state: 'completed', fingerprint: recordFingerprint(existing) });
+        }
       } else if (existing.expiresAt > now) {
-        return { state: 'in-progress', fingerprint: existing.fingerprint, retryAfterMs: existing.expiresAt - now };
+        return Promise.resolve({
+          state: 'in-progress',
+          fingerprint: existing.fingerprint,
+          retryAfterMs: existing.expiresAt - now,
+        });
       }
       this.#entries.delete(key);
     }
-    this.#makeRoom(now);
-    this.#insert(flat(key), new Lease(token, fingerprint, now + leaseMs, this.#queueKeys.length));
-    return CLAIMED;
-  }
-
-  complete(key: string, token: string, retainMs: number, fingerprint: string): Promise<boolean> {
     try {
-      return this[COMPLETE_NOW](key, token, retainMs, fingerprint) ? SETTLED_TRUE : SETTLED_FALSE;
+      this.#makeRoom(now);
     } catch (error) {
       return Promise.reject(error);
     }
+    this.#insert(flat(key), new Lease(token, fingerprint, now + leaseMs, this.#queueKeys.length));
+    return SETTLED_CLAIMED;
   }
 
-  /** `complete`, answered synchronously (see `[CLAIM_NOW]`). Throws what `complete` rejects with. */
-  [COMPLETE_NOW](key: string, token: string, retainMs: number, fingerprint: string): boolean {
+  complete(key: string, token: string, retainMs: number, fingerprint: string): Promise<boolean> {
     const now = this.#now();
     const existing = this.#entries.get(key);
     const tag = tokenTag(token);
     if (existing !== undefined && expiresAtOf(existing) > now) {
       this.#retainMs = retainMs;
       if (typeof existing === 'string') {
-        if (tagOf(existing) === tag) return true; // a retried complete of ours
+        if (tagOf(existing) === tag) return SETTLED_TRUE; // a retried complete of ours
         // Another attempt completed it first: ours is recorded all the same (design v3), and answers false.
         this.#entries.delete(key);
         this.#insert(flat(key), packRecord(now + retainMs, tag, fingerprint));
-        return false;
+        return SETTLED_FALSE;
       }
       // The record takes the lease's place, in the Map and in the queue, whoever held it: a foreign holder's
       // next extend (confirmLease) then fails, so it aborts instead of committing a second credit.
@@ -221,14 +192,18 @@ export class MemoryDedupeStore implements DedupeStore {
       const record = packRecord(now + retainMs, tag, ours ? existing.fingerprint : fingerprint);
       this.#entries.set(key, record);
       this.#queueValues[existing.slot] = record;
-      return ours;
+      return ours ? SETTLED_TRUE : SETTLED_FALSE;
     }
     // The key is gone (expired, or forgotten): the handler has run, so a record beats none.
     if (existing !== undefined) this.#entries.delete(key);
-    this.#makeRoom(now);
+    try {
+      this.#makeRoom(now);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     this.#retainMs = retainMs;
     this.#insert(flat(key), packRecord(now + retainMs, tag, fingerprint));
-    return true;
+    return SETTLED_TRUE;
   }
 
   release(key: string, token: string): Promise<boolean> {
