@@ -10,21 +10,32 @@ import { delivery, recordingLogger, SECRET } from '../support/deliveries.js';
 // The Redis fault rows that apply to every client family beside ioredis (node-redis 5, iovalkey,
 // @upstash/redis through the local bridge), each on a redis-server of the test's own that it kills or pauses.
 
+/** A handler on a redis-server of the test's own, counting the handler's runs per payment. */
+async function ownRedis(family: (typeof families)[number], storeTimeoutMs?: number) {
+  const own = await RedisServer.start();
+  const { client, close } = await family.open(own.port);
+  const runs = new Map<string, number>();
+  const handle = createWebhookHandler({
+    secret: SECRET,
+    store: new RedisDedupeStore({ client }),
+    logger: recordingLogger(),
+    ...(storeTimeoutMs === undefined ? {} : { storeTimeoutMs }),
+    onPaymentPaid: (event) => void runs.set(event.paymentId, (runs.get(event.paymentId) ?? 0) + 1),
+  });
+  const stop = async () => {
+    await close();
+    await own.stop();
+  };
+  return { own, handle, runs, stop };
+}
+
 describe.each(families)('outages with $name', (family) => {
   it('Redis killed mid-run: 503 while down, nothing runs; after restart each retry is credited once', async ({
     task,
   }) => {
     const deadline = testDeadline(task);
-    const own = await RedisServer.start();
-    const { client, close } = await family.open(own.port);
+    const { own, handle, runs, stop } = await ownRedis(family);
     try {
-      const runs = new Map<string, number>();
-      const handle = createWebhookHandler({
-        secret: SECRET,
-        store: new RedisDedupeStore({ client }),
-        logger: recordingLogger(),
-        onPaymentPaid: (event) => void runs.set(event.paymentId, (runs.get(event.paymentId) ?? 0) + 1),
-      });
       const event: PaymentPaidEvent = samplePaymentPaidEvent();
       await own.kill();
       const down: WebhookResponse = await handle(delivery(event));
@@ -44,8 +55,7 @@ describe.each(families)('outages with $name', (family) => {
       expect(JSON.parse((await handle(delivery(event))).body)).toEqual({ received: true, duplicate: true });
       expect(runs.get(event.paymentId)).toBe(1);
     } finally {
-      await close();
-      await own.stop();
+      await stop();
     }
   });
 
@@ -53,17 +63,8 @@ describe.each(families)('outages with $name', (family) => {
     task,
   }) => {
     const deadline = testDeadline(task);
-    const own = await RedisServer.start();
-    const { client, close } = await family.open(own.port);
+    const { own, handle, runs, stop } = await ownRedis(family, 500);
     try {
-      const runs = new Map<string, number>();
-      const handle = createWebhookHandler({
-        secret: SECRET,
-        store: new RedisDedupeStore({ client }),
-        logger: recordingLogger(),
-        storeTimeoutMs: 500,
-        onPaymentPaid: (event) => void runs.set(event.paymentId, (runs.get(event.paymentId) ?? 0) + 1),
-      });
       const event = samplePaymentPaidEvent();
       await redisCli(own.port, 'client', 'pause', '1500', 'ALL');
       const paused = await handle(delivery(event));
@@ -78,8 +79,7 @@ describe.each(families)('outages with $name', (family) => {
       expect(JSON.parse(retry.body)).toEqual({ received: true });
       expect(runs.get(event.paymentId)).toBe(1);
     } finally {
-      await close();
-      await own.stop();
+      await stop();
     }
   });
 });

@@ -41,6 +41,14 @@ function countingHandler(store: RedisDedupeStore) {
   return { handle, runs, logger };
 }
 
+/** A counting handler on a redis-server of the test's own, stopped after the test. */
+async function onOwnServer(clientOn: (port: number) => Redis) {
+  const server = await RedisServer.start();
+  cleanups.push(() => server.stop());
+  const client = track(await connected(clientOn(server.port)));
+  return { server, client, ...countingHandler(new RedisDedupeStore({ client })) };
+}
+
 async function timed(answer: Promise<WebhookResponse>): Promise<WebhookResponse & { ms: number }> {
   const started = performance.now();
   const response = await answer;
@@ -84,10 +92,7 @@ describe.each(CLIENTS)('outage, client with %s', (_label, clientOn) => {
     task,
   }) => {
     const deadline = testDeadline(task);
-    const server = await RedisServer.start();
-    cleanups.push(() => server.stop());
-    const client = track(await connected(clientOn(server.port)));
-    const { handle, runs } = countingHandler(new RedisDedupeStore({ client }));
+    const { server, client, handle, runs } = await onOwnServer(clientOn);
     const credited = new Set<string>();
     const send = async (event: PaymentPaidEvent) => {
       const answer = await timed(handle(delivery(event)));
@@ -140,10 +145,7 @@ describe.each(CLIENTS)('outage, client with %s', (_label, clientOn) => {
     task,
   }) => {
     const deadline = testDeadline(task);
-    const server = await RedisServer.start();
-    cleanups.push(() => server.stop());
-    const client = track(await connected(clientOn(server.port)));
-    const { handle, runs } = countingHandler(new RedisDedupeStore({ client }));
+    const { server, handle, runs } = await onOwnServer(clientOn);
     const event = samplePaymentPaidEvent();
 
     await redisCli(server.port, 'client', 'pause', '2500', 'ALL');
