@@ -1,7 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { checkPaymentInput, createServiceClient } from '@service-pay/client';
+import { createServiceClient } from '@service-pay/client';
 import { createReconciler, type HandlerOptions, type WebhookLogger } from '@service-pay/core';
-import { type ReconcilePassOptions, type ShopConfig, ShopError } from '@service-pay/example-shop-kit';
+import {
+  paymentRequestFor,
+  type ReconcilePassOptions,
+  requestPayment,
+  type ShopConfig,
+} from '@service-pay/example-shop-kit';
 import { DrizzleStore } from '@service-pay/postgres/drizzle';
 import { and, asc, eq, getTableName, gt, isNotNull, lte, type SQL, sql } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
@@ -58,24 +62,10 @@ export async function openShop(
 
     /** Records the order, then asks the service for its payment; 400 for bad input, 502 if the service refuses. */
     async placeOrder(input: { amount?: unknown; tokenSymbol?: unknown }) {
-      const id = `order_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
-      const notifyUrl = typeof options.notifyUrl === 'function' ? options.notifyUrl() : options.notifyUrl;
-      const request = {
-        orderNo: id,
-        tokenSymbol: input.tokenSymbol as string,
-        amount: input.amount as string,
-        expireSec: 900,
-        notifyUrl,
-      };
-      const problems = checkPaymentInput(request);
-      if (problems.length > 0) throw new ShopError(400, 'INVALID_ORDER', problems.map((p) => p.message).join(' '));
+      const request = paymentRequestFor(input, options.notifyUrl);
+      const id = request.orderNo;
       await db.insert(orders).values({ id, amount: request.amount, tokenSymbol: request.tokenSymbol });
-      let paymentId: string;
-      try {
-        paymentId = (await client.createPayment(request)).paymentId;
-      } catch (error) {
-        throw new ShopError(502, 'PAYMENT_SERVICE_FAILED', `The payment service refused: ${(error as Error).message}`);
-      }
+      const paymentId = await requestPayment(client, request);
       await db.update(orders).set({ paymentId }).where(eq(orders.id, id));
       return { order: { id, amount: request.amount, tokenSymbol: request.tokenSymbol }, paymentId };
     },

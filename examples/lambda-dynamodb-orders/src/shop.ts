@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DynamoDBDocumentClient,
@@ -8,26 +7,26 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { checkPaymentInput, createServiceClient } from '@service-pay/client';
+import { createServiceClient } from '@service-pay/client';
 import { createReconciler, type PaidPayment, type WebhookLogger } from '@service-pay/core';
 import { DynamoDbStore } from '@service-pay/dynamodb';
-import { type ReconcilePassOptions, type ShopConfig, ShopError } from '@service-pay/example-shop-kit';
+import {
+  type Order,
+  paymentRequestFor,
+  type ReconcilePassOptions,
+  requestPayment,
+  type ShopConfig,
+} from '@service-pay/example-shop-kit';
 import { type CreditContext, creditOrder } from './credit.ts';
 import type { ShopTables } from './tables.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 
-/** An order as the shop's API answers it. */
-export interface OrderView {
-  id: string;
-  amount: string;
-  tokenSymbol: string;
-  /** REJECTED: the store recorded the payment as rejected (wrong amount or token); a person looks at it. */
-  status: 'PENDING' | 'PAID' | 'REJECTED';
-  paymentId: string | null;
-  /** How many credits were written: exactly once means 1 after payment, never more. */
-  credits: number;
-}
+/**
+ * An order as the shop's API answers it: the shop kit's order without `creditedBy`. `REJECTED`: the store
+ * recorded the payment as rejected (wrong amount or token); a person looks at it.
+ */
+export type OrderView = Omit<Order, 'creditedBy'>;
 
 /** What the shop's parts share: the tables and the document client. */
 export interface ShopDeps {
@@ -110,17 +109,8 @@ export function openShop(config: ShopConfig, options: ShopOptions) {
 
     /** Records the order, then asks the service for its payment; 400 for bad input, 502 if the service refuses. */
     async placeOrder(input: { amount?: unknown; tokenSymbol?: unknown }) {
-      const id = `order_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
-      const notifyUrl = typeof options.notifyUrl === 'function' ? options.notifyUrl() : options.notifyUrl;
-      const request = {
-        orderNo: id,
-        tokenSymbol: input.tokenSymbol as string,
-        amount: input.amount as string,
-        expireSec: 900,
-        notifyUrl,
-      };
-      const problems = checkPaymentInput(request);
-      if (problems.length > 0) throw new ShopError(400, 'INVALID_ORDER', problems.map((p) => p.message).join(' '));
+      const request = paymentRequestFor(input, options.notifyUrl);
+      const id = request.orderNo;
       await documentClient.send(
         new PutCommand({
           TableName: orders,
@@ -133,12 +123,7 @@ export function openShop(config: ShopConfig, options: ShopOptions) {
           },
         }),
       );
-      let paymentId: string;
-      try {
-        paymentId = (await service.createPayment(request)).paymentId;
-      } catch (error) {
-        throw new ShopError(502, 'PAYMENT_SERVICE_FAILED', `The payment service refused: ${(error as Error).message}`);
-      }
+      const paymentId = await requestPayment(service, request);
       await documentClient.send(
         new UpdateCommand({
           TableName: orders,

@@ -16,5 +16,13 @@ export {
   startReconcileLoop,
 } from './reconcile-loop.ts';
 export { type ReconcilePass, type ReconcilePassOptions, reconcilePendingOrders } from './reconcile-pending.ts';
-export { createShop, type PlacedOrder, type Shop, ShopError } from './shop.ts';
+export {
+  createShop,
+  type NotifyUrl,
+  type PlacedOrder,
+  paymentRequestFor,
+  requestPayment,
+  type Shop,
+  ShopError,
+} from './shop.ts';
 export { type ShopTelemetry, shopTelemetry } from './telemetry.ts';
