@@ -29,7 +29,9 @@ beforeAll(async () => {
   await admin.query(readFileSync(new URL('../../docs/sql/mysql-inbox.sql', import.meta.url), 'utf8'));
   await admin.query('create table credits (payment_id varchar(255) not null)');
   pool = mysql.createPool({ uri: url.href, connectionLimit: 2 });
-  kysely = new Kysely({ dialect: new MysqlDialect({ pool: mysqlCallbacks.createPool({ uri: url.href, connectionLimit: 2 }) }) });
+  kysely = new Kysely({
+    dialect: new MysqlDialect({ pool: mysqlCallbacks.createPool({ uri: url.href, connectionLimit: 2 }) }),
+  });
 });
 
 afterAll(async () => {
