@@ -10,7 +10,9 @@ import { afterAll, expect, it } from 'vitest';
 // beside its README: imports resolve from there as they would in an app that installed that package (its
 // dependencies and dev dependencies). One tsc program checks them all. A block that is deliberately a
 // fragment says so in its text and is marked on the line right before its fence:
-// `<!-- not-compiled: why -->`; there are few. No README may give a block hidden context (a comment
+// `<!-- not-compiled: why -->`; there are few. A block that is a file of an app a test builds (imports of
+// that app's own modules, which resolve only there) is marked `<!-- built-as: path/from/the/root -->`
+// instead: it must equal that file, which the app's build compiles. No README may give a block hidden context (a comment
 // before its fence that a reader never sees, such as `<!-- compile-with: declarations -->`): the test
 // refuses it, so that what compiles here is what a reader copies.
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -44,6 +46,8 @@ const blocks: Block[] = [];
 /** ```js blocks: programs a reader saves as `.mjs` (or in a `"type": "module"` project) and runs with node. */
 const scripts: { where: string; file: string }[] = [];
 const skipped: string[] = [];
+/** Blocks that are a tested app's files, compiled by that app's own build. */
+const builtAs: { where: string; path: string; code: string }[] = [];
 const folders = new Set<string>();
 for (const readme of readmes(root.replace(/\/$/, ''))) {
   const lines = readFileSync(readme, 'utf8').split('\n');
@@ -75,7 +79,10 @@ for (const readme of readmes(root.replace(/\/$/, ''))) {
       .map((line) => line.slice(indent.length))
       .join('\n');
     const marker = /^<!-- not-compiled: (.+) -->$/.exec((lines[i - 1] ?? '').trim());
+    const built = /^<!-- built-as: (\S+) -->$/.exec((lines[i - 1] ?? '').trim());
     if (marker !== null) skipped.push(`${relative(root, readme)}:${i + 1} (${marker[1]})`);
+    else if (built !== null)
+      builtAs.push({ where: `${relative(root, readme)}:${i + 2}`, path: built[1] as string, code });
     else {
       mkdirSync(dir, { recursive: true });
       folders.add(dir);
@@ -103,6 +110,14 @@ it('finds the READMEs and their blocks', () => {
   expect(blocks.length).toBeGreaterThan(30);
   // Fragments are the exception, each with its reason.
   expect(skipped.length).toBeLessThanOrEqual(5);
+});
+
+it("equals, block for block, the app file each built-as block names (that app's test builds it)", () => {
+  expect(builtAs.length).toBeGreaterThan(0);
+  const differ = builtAs
+    .filter(({ path, code }) => readFileSync(join(root, path), 'utf8') !== `${code}\n`)
+    .map(({ where, path }) => `${where} differs from ${path}`);
+  expect(differ).toEqual([]);
 });
 
 it('parses every js block of every README as the ES module Node runs (the root quick start is app.mjs)', async () => {
