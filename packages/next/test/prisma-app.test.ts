@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
@@ -8,6 +7,7 @@ import { freePort, killOnExit, untilAnswers } from '@service-pay/test-kit';
 import { generatePrismaClient } from '@service-pay/test-kit/prisma';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { linkPackageInto } from './support/link-package.js';
 
 // A newcomer's Next.js App Router app on Prisma 7 (test/prisma-app): its three files are the README's
 // blocks (the README test checks they are equal), built once with `next build` (no database, no secret: the build machine has
@@ -49,13 +49,7 @@ const inboxExists = async () =>
   (await (pool as pg.Pool).query(`select to_regclass('service_pay_inbox') as t`)).rows[0].t !== null;
 
 beforeAll(async () => {
-  // The app imports '@service-pay/next' like a merchant's would: link this package into its node_modules.
-  mkdirSync(new URL('./prisma-app/node_modules/@service-pay/', import.meta.url), { recursive: true });
-  try {
-    symlinkSync('../../../..', new URL('./prisma-app/node_modules/@service-pay/next', import.meta.url), 'dir');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
+  linkPackageInto(new URL('./prisma-app/', import.meta.url));
   generatePrismaClient(`${appDir}prisma/schema.prisma`, packageDir);
 
   admin = new pg.Pool({ connectionString: ADMIN_URL, max: 1 });
