@@ -1,8 +1,8 @@
 -- service-pay's inbox for MySQL 8 and MariaDB 10.6+: what MySqlStore's migrate() creates, for the default
--- table name `service_pay_inbox`. The second table (`_keys`, 65,536 lock slots) is what the ORM stores
--- (Kysely, Drizzle, Prisma: `@service-pay/mysql/kysely`, ...) lock; MySqlStore itself (GET_LOCK) needs only the
--- first. For teams that own their schema: run it in a migration and give the store `autoMigrate: false`.
--- Idempotent.
+-- table name `service_pay_inbox`. The second table (`_keys`, 65,536 lock slots) is what every store locks a
+-- key with (`SELECT ... FOR UPDATE NOWAIT`): MySqlStore and the ORM stores (Kysely, Drizzle, Prisma:
+-- `@service-pay/mysql/kysely`, ...) alike; without its rows they answer 503. For teams that own their
+-- schema: run it in a migration and give the store `autoMigrate: false`. Idempotent.
 
 CREATE TABLE IF NOT EXISTS `service_pay_inbox` (
   `key` VARCHAR(512) NOT NULL,

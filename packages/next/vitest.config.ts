@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Builds test/fixture-app once with `next build` (about 20-40 s on 2 cores) and serves it with `next start`.
+// Builds test/fixture-app and test/prisma-app once each with `next build` (about 20-40 s each on 2 cores)
+// and serves them with `next start`.
 export default defineConfig({
   test: {
     name: 'next',

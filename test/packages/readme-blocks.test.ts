@@ -10,16 +10,15 @@ import { afterAll, expect, it } from 'vitest';
 // beside its README: imports resolve from there as they would in an app that installed that package (its
 // dependencies and dev dependencies). One tsc program checks them all. A block that is deliberately a
 // fragment says so in its text and is marked on the line right before its fence:
-// `<!-- not-compiled: why -->`; there are few.
-//
-// The SQL stores' READMEs (postgres, mysql, sqlite) may still give a block hidden context from a comment
-// right before its fence, `<!-- compile-with:` declarations `-->`, prepended when it is compiled; no other
-// README may (a reader never sees that comment).
+// `<!-- not-compiled: why -->`; there are few. A block that is a file of an app a test builds (imports of
+// that app's own modules, which resolve only there) is marked `<!-- built-as: path/from/the/root -->`
+// instead: it must equal that file, which the app's build compiles. No README may give a block hidden context (a comment
+// before its fence that a reader never sees, such as `<!-- compile-with: declarations -->`): the test
+// refuses it, so that what compiles here is what a reader copies.
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
 const SKIP_DIRS = new Set(['node_modules', 'dist', 'build', '.next', '.svelte-kit', '.astro', '.git', 'coverage']);
 const FOLDER = '.readme-blocks';
-const HIDDEN_CONTEXT_ALLOWED = ['packages/postgres/', 'packages/mysql/', 'packages/sqlite/'];
 const hiddenContext: string[] = [];
 
 /** Where a README's blocks compile: beside it, except the root's, which compile in test/ (its dependencies). */
@@ -40,35 +39,21 @@ interface Block {
   readme: string;
   /** 1-based line of the block's first code line in the README. */
   line: number;
-  /** Lines of context prepended from a compile-with comment. */
-  context: number;
   file: string;
-}
-
-/** The declarations of a `<!-- compile-with: ... -->` comment ending on the line before `fence`, if any. */
-function contextBefore(lines: string[], fence: number): string[] {
-  if (!(lines[fence - 1] ?? '').trim().endsWith('-->')) return [];
-  for (let start = fence - 1; start >= 0 && fence - start < 40; start--) {
-    const line = lines[start] as string;
-    if (line.trimStart().startsWith('<!-- compile-with:')) {
-      const text = lines.slice(start, fence).join('\n');
-      return text
-        .replace(/^\s*<!-- compile-with:/, '')
-        .replace(/-->\s*$/, '')
-        .split('\n');
-    }
-    if (line.includes('-->') && start !== fence - 1) return [];
-  }
-  return [];
 }
 
 const blocks: Block[] = [];
 /** ```js blocks: programs a reader saves as `.mjs` (or in a `"type": "module"` project) and runs with node. */
 const scripts: { where: string; file: string }[] = [];
 const skipped: string[] = [];
+/** Blocks that are a tested app's files, compiled by that app's own build. */
+const builtAs: { where: string; path: string; code: string }[] = [];
 const folders = new Set<string>();
 for (const readme of readmes(root.replace(/\/$/, ''))) {
   const lines = readFileSync(readme, 'utf8').split('\n');
+  lines.forEach((line, at) => {
+    if (line.includes('<!-- compile-with')) hiddenContext.push(`${relative(root, readme)}:${at + 1}`);
+  });
   const dir = join(compileDir(dirname(readme)), FOLDER);
   let n = 0;
   for (let i = 0; i < lines.length; i++) {
@@ -89,13 +74,15 @@ for (const readme of readmes(root.replace(/\/$/, ''))) {
     const indent = fence[1] as string;
     const end = lines.findIndex((line, at) => at > i && line === `${indent}\`\`\``);
     if (end === -1) throw new Error(`${relative(root, readme)}:${i + 1}: a code block that never closes`);
-    const context = contextBefore(lines, i);
-    const where = relative(root, readme);
-    if (context.length > 0 && !HIDDEN_CONTEXT_ALLOWED.some((prefix) => where.startsWith(prefix)))
-      hiddenContext.push(`${where}:${i + 1}`);
-    const code = [...context, ...lines.slice(i + 1, end).map((line) => line.slice(indent.length))].join('\n');
+    const code = lines
+      .slice(i + 1, end)
+      .map((line) => line.slice(indent.length))
+      .join('\n');
     const marker = /^<!-- not-compiled: (.+) -->$/.exec((lines[i - 1] ?? '').trim());
+    const built = /^<!-- built-as: (\S+) -->$/.exec((lines[i - 1] ?? '').trim());
     if (marker !== null) skipped.push(`${relative(root, readme)}:${i + 1} (${marker[1]})`);
+    else if (built !== null)
+      builtAs.push({ where: `${relative(root, readme)}:${i + 2}`, path: built[1] as string, code });
     else {
       mkdirSync(dir, { recursive: true });
       folders.add(dir);
@@ -105,7 +92,7 @@ for (const readme of readmes(root.replace(/\/$/, ''))) {
       );
       // A block with no import or export is still a module of its own (its names do not collide).
       writeFileSync(file, /^\s*(import|export)\s/m.test(code) ? code : `${code}\nexport {};\n`);
-      blocks.push({ readme, line: i + 2, context: context.length, file });
+      blocks.push({ readme, line: i + 2, file });
     }
     i = end;
   }
@@ -115,7 +102,7 @@ afterAll(() => {
   for (const dir of folders) rmSync(dir, { recursive: true, force: true });
 });
 
-it("hides no context from the reader (a compile-with comment) outside the SQL stores' READMEs", () => {
+it('hides no context from the reader: no README has a compile-with comment', () => {
   expect(hiddenContext).toEqual([]);
 });
 
@@ -123,6 +110,14 @@ it('finds the READMEs and their blocks', () => {
   expect(blocks.length).toBeGreaterThan(30);
   // Fragments are the exception, each with its reason.
   expect(skipped.length).toBeLessThanOrEqual(5);
+});
+
+it("equals, block for block, the app file each built-as block names (that app's test builds it)", () => {
+  expect(builtAs.length).toBeGreaterThan(0);
+  const differ = builtAs
+    .filter(({ path, code }) => readFileSync(join(root, path), 'utf8') !== `${code}\n`)
+    .map(({ where, path }) => `${where} differs from ${path}`);
+  expect(differ).toEqual([]);
 });
 
 it('parses every js block of every README as the ES module Node runs (the root quick start is app.mjs)', async () => {
@@ -162,11 +157,7 @@ it('compiles every ts block of every README under strict tsc', async () => {
     .map((line) => {
       const [, file, row, message] = /^(.+?)\((\d+),\d+\): (error TS.*)$/.exec(line) ?? [];
       const block = blocks.find((b) => join(root, file ?? '') === b.file || file === b.file);
-      return block === undefined
-        ? line
-        : Number(row) <= block.context
-          ? `${relative(root, block.readme)}:${block.line - 1} (its compile-with comment): ${message}`
-          : `${relative(root, block.readme)}:${block.line + Number(row) - 1 - block.context}: ${message}`;
+      return block === undefined ? line : `${relative(root, block.readme)}:${block.line + Number(row) - 1}: ${message}`;
     });
   expect(problems).toEqual([]);
 }, 180_000);

@@ -4,7 +4,8 @@ import type { PaidPayment } from '../src/index.js';
 import { fingerprintOf } from '../src/index.js';
 import { samplePaymentPaidEvent } from '../src/testing/index.js';
 
-// The fields a webhook and a read payment both carry (design.md section 4, v2).
+// The fields a webhook and a read payment both carry, and that the credit depends on: a webhook and a
+// reconciliation of the same payment must agree on them, and nothing else.
 const FIELDS = ['paymentId', 'orderNo', 'tokenSymbol', 'amount'] as const;
 const TEXT_FIELDS = ['paymentId', 'orderNo', 'tokenSymbol'] as const;
 

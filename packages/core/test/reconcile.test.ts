@@ -93,7 +93,7 @@ function shop<S extends WebhookStore = MemoryDedupeStore>(
   return { store, credits, logger, outcomes, webhook, reconciler };
 }
 
-describe('createReconciler (design.md section 7)', () => {
+describe('createReconciler: a payment whose webhook never arrived, read and credited on the same key as the webhook', () => {
   it('a PAID payment whose webhook never came is credited, once, from what the read returned', async () => {
     const event = samplePaymentPaidEvent();
     const svc = service(event);

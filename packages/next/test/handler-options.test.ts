@@ -3,8 +3,8 @@ import { createPagesApiHandler, createRouteHandler } from '../src/index.js';
 
 const onPaymentPaid = () => {};
 
-// Regression (issue 12): the Next handlers accepted an empty secret when built, and checked it only on
-// the first request.
+// Regression: the Next handlers accepted an empty secret when built, and checked it only on the first
+// request, so a deployment with the secret unset went live and anyone could sign with a blank key.
 describe('Next handlers check their options when made', () => {
   it.each([
     ['empty', ''],

@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +14,7 @@ import {
 } from '@service-pay/core/testing';
 import { freePort, untilAnswers } from '@service-pay/test-kit';
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { linkPackageInto } from './support/link-package.js';
 
 // One real Next.js app (test/fixture-app), built once and started with `next start`, serves a Node-runtime
 // route, an Edge-runtime route and a Pages API route; each runs the whole adapter scenario list.
@@ -59,13 +59,7 @@ function run(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
 }
 
 beforeAll(async () => {
-  // The app imports '@service-pay/next' like a merchant's would: link this package into its node_modules.
-  mkdirSync(new URL('./fixture-app/node_modules/@service-pay/', import.meta.url), { recursive: true });
-  try {
-    symlinkSync('../../../..', new URL('./fixture-app/node_modules/@service-pay/next', import.meta.url), 'dir');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
+  linkPackageInto(new URL('./fixture-app/', import.meta.url));
   const recorderUrl = await startRecorder();
 
   // Built without the secret, as CI images often are: the handlers check options on the first request.

@@ -18,7 +18,11 @@ export interface ReportSubject {
 
 const REFUSAL_LOG_PERIOD_MS = 10_000;
 
-/** The level each outcome of an attempt is logged at (design.md section 8). */
+/**
+ * The level each outcome of an attempt is logged at: a credit is news (info); a duplicate or a 409 is the
+ * sender's normal retrying (debug); everything a person must look at (a conflict, a rejection, a failure, a
+ * timeout, a store outage) is an error.
+ */
 const LEVEL_OF: Record<AttemptResult['outcome'], 'debug' | 'info' | 'error'> = {
   credited: 'info',
   duplicate: 'debug',
@@ -44,7 +48,7 @@ const MESSAGES: Record<AttemptResult['outcome'], string> = {
 };
 
 /**
- * Turns every outcome into one log line at the level section 8 of the design gives it, and one call of
+ * Turns every outcome into one log line at its level (`LEVEL_OF`), and one call of
  * `onOutcome`. Refusals at warn (rate-limited per code: the first, then a count every 10 s, so a
  * scanner cannot flood the log with 401s, 405s or 413s), clients gone mid-body at debug (rate-limited too); credits at info; duplicates and busy answers at debug; conflicts,
  * rejections, timeouts and failures at error. A few refusals mean the merchant's setup is wrong rather than

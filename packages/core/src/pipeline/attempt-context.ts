@@ -3,8 +3,9 @@ import type { AttemptContext } from './context.js';
 import type { RunningAttempt } from './running-attempts.js';
 
 /**
- * The `ctx` handed to `onPaymentPaid`: exactly the fields of design.md section 2, nothing of the lease
- * behind them (the attempt is a private field). A class, not an object literal: `signal` and
+ * The `ctx` handed to `onPaymentPaid`: `deliveryId`, `timestamp`, `source`, `signal`, `confirmLease` (and
+ * `tx` from a transactional store), nothing of the lease behind them, so no handler can come to depend on
+ * how a store keeps its lease (the attempt is a private field). A class, not an object literal: `signal` and
  * `confirmLease` are getters that make their object on first use (an AbortController, a bound function),
  * because most handlers use neither and a delivery's allocations are a large part of its cost; V8 builds
  * class getters on its fast path, unlike accessors in an object literal. Destructuring works as usual:

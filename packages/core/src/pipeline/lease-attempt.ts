@@ -14,7 +14,7 @@ import { backoffMs, pause } from './store-call.js';
 
 /**
  * One attempt with a lease store: claim the key, run the handler while its lease is kept alive, then record
- * completion. Design.md section 4, row by row:
+ * completion. What each store fault does, so that no fault can credit twice:
  * - a claim that failed or timed out may still land: it is released in the background (token-fenced);
  * - a handler that throws gives the claim back at once, so the sender's retry can run it;
  * - a handler past `handlerTimeoutMs` is aborted and its lease left to run out (it may still finish);

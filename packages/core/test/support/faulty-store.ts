@@ -5,8 +5,8 @@ type Fault = Error | 'hang' | { after: number };
 
 /**
  * A lease store that answers through a real `MemoryDedupeStore` but can be told to fail, stall, or answer
- * late (landing after the pipeline gave up), one method at a time: the store faults of design.md section 4
- * that a real server reaches only by luck of timing.
+ * late (landing after the pipeline gave up), one method at a time: a store that refuses, never answers, or
+ * answers after the pipeline's `storeTimeoutMs`, faults a real server reaches only by luck of timing.
  */
 export class FaultyStore implements DedupeStore {
   readonly inner = new MemoryDedupeStore({ logger: recordingLogger() });

@@ -6,7 +6,7 @@ export interface TestTx {
 }
 
 /**
- * A transactional store in memory, with the semantics of section 5: a key taken by an open transaction
+ * A transactional store in memory, with the semantics of `PostgresStore`: a key taken by an open transaction
  * answers in-progress at once, staged writes land only on commit, a rejected commit keeps only the inbox
  * row, and a rolled-back transaction refuses every later write (as a closed connection would). The
  * pipeline's transactional path is tested against it here, and against PostgreSQL in @service-pay/postgres.
