@@ -43,6 +43,10 @@ const MESSAGES: Record<AttemptResult['outcome'], string> = {
   unavailable: 'The store did not answer within storeTimeoutMs; answered 503 so the sender retries later.',
 };
 
+/** A transactional store's timeout: there is no lease, its transaction was rolled back (nothing credited). */
+const TIMEOUT_ROLLED_BACK =
+  'onPaymentPaid was still running at handlerTimeoutMs: ctx.signal aborted and its transaction rolled back (nothing credited; the sender retries).';
+
 /**
  * Turns every outcome into one log line at the level section 8 of the design gives it, and one call of
  * `onOutcome`. Refusals at warn (rate-limited per code: the first, then a count every 10 s, so a
@@ -151,7 +155,7 @@ export class Reporter {
         safeLog(this.logger, 'error', { ...fields, err: result.error }, failureMessage(result));
         break;
       case 'timeout':
-        safeLog(this.logger, level, fields, MESSAGES.timeout);
+        safeLog(this.logger, level, fields, result.rolledBack === true ? TIMEOUT_ROLLED_BACK : MESSAGES.timeout);
         break;
     }
   }

@@ -70,7 +70,7 @@ export async function transactionAttempt<Tx, T>(
           'onPaymentPaid finished after its deadline; its transaction had been rolled back.',
         ),
       );
-      return conclusion.concluded({ outcome: 'timeout', handlerMs }, input);
+      return conclusion.concluded({ outcome: 'timeout', handlerMs, rolledBack: true }, input);
     }
     if (settled.kind === 'threw' && !engine.isRejection(settled.error)) {
       await rollback(engine, session.rollback.bind(session), settled.error, input);
