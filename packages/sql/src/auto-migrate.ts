@@ -12,6 +12,20 @@ export class MissingTableError extends Error {
 }
 
 /**
+ * The error a store gives when its inbox table is there but is not the store's: other columns than the ones
+ * `migrate()` makes (a table of the same name made by something else). `migrate()` keeps an existing table,
+ * so it cannot fix this: another `tableName`, or that table renamed, does.
+ *
+ * @example
+ * ```ts
+ * throw new InboxTableMismatchError('KyselyStore: the inbox table service_pay_inbox has other columns ...', { cause });
+ * ```
+ */
+export class InboxTableMismatchError extends Error {
+  override readonly name = 'InboxTableMismatchError';
+}
+
+/**
  * `autoMigrate`, checked: `true` when not given, a TypeError naming the store when not a boolean.
  *
  * @example

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createWebhookHandler, type PaymentPaidEvent, signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/index.js';
 import { open, scratchFolder } from './support/database.js';
