@@ -1,4 +1,10 @@
-import { holdTransaction, type InboxDraft, type TransactionalStore, type TransactionClaim } from '@service-pay/core';
+import {
+  holdTransaction,
+  type InboxDraft,
+  type StorePoolState,
+  type TransactionalStore,
+  type TransactionClaim,
+} from '@service-pay/core';
 import { AutoMigration, autoMigrateOption, MissingTableError } from './auto-migrate.js';
 import type { SqlClient } from './client.js';
 import type { Interruption, SqlDialect } from './dialect.js';
@@ -25,6 +31,8 @@ export interface SqlBinding<Tx, Table extends { readonly name: string }> {
   readonly scope: object;
   /** The app's `autoMigrate` option: create the inbox when a delivery finds it missing (default true). */
   readonly autoMigrate?: unknown;
+  /** The pool under the client, where the store was given it (else the client's own `describePool`). */
+  readonly describePool?: (() => StorePoolState | undefined) | undefined;
 }
 
 /**
@@ -99,6 +107,15 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
     return claim.state === 'held'
       ? { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS }
       : { state: 'completed', fingerprint: claim.fingerprint };
+  }
+
+  /**
+   * The connection pool's state (size, in use, waiting) where the client shows it; asked by the pipeline
+   * only when `begin` did not answer in time, to tell a full pool from a database that does not answer.
+   */
+  describePool(): StorePoolState | undefined {
+    const { describePool, client } = this.#binding;
+    return describePool === undefined ? client.describePool?.() : describePool();
   }
 
   /**
