@@ -13,11 +13,13 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import knexFactory, { type Knex } from 'knex';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DrizzleStore } from '../src/drizzle.js';
 import { PostgresStore } from '../src/index.js';
 import { KnexStore } from '../src/knex.js';
 import { KyselyStore } from '../src/kysely.js';
+import { TypeOrmStore } from '../src/typeorm.js';
 import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
 
 const SECRET = 'whsec_postgres_pool_full_0123456789abc';
@@ -124,6 +126,19 @@ describe('a full connection pool is named as such', () => {
       });
     } finally {
       await knex.destroy();
+    }
+  });
+
+  it('TypeOrmStore on the pool of its driver', async () => {
+    const dataSource = await new DataSource({ type: 'postgres', url: DATABASE_URL, poolSize: 1 }).initialize();
+    try {
+      const master = (dataSource.driver as unknown as { master: pg.Pool }).master;
+      expectPoolFull(await withPoolTaken(holdPg(master), new TypeOrmStore({ dataSource, tableName: inbox })));
+      await waitFor('the late begin to be rolled back', () => master.idleCount === master.totalCount, {
+        timeoutMs: 10_000,
+      });
+    } finally {
+      await dataSource.destroy();
     }
   });
 
