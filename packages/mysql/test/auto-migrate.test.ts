@@ -1,5 +1,5 @@
 import type { InboxDraft, TransactionalStore } from '@service-pay/core';
-import { creditOnce } from '@service-pay/sql/testing';
+import { beginFailures, creditOnce } from '@service-pay/sql/testing';
 import { Kysely, MysqlDialect } from 'kysely';
 import { createPool } from 'mysql2';
 import type { Pool } from 'mysql2/promise';
@@ -112,16 +112,7 @@ describe('autoMigrate: false', () => {
       ['MySqlStore', new MySqlStore({ pool, tableName, autoMigrate: false }) as TransactionalStore<unknown>],
       ['KyselyStore', new KyselyStore({ db, tableName, autoMigrate: false }) as TransactionalStore<unknown>],
     ];
-    const failures = async () =>
-      Promise.all(
-        stores().map(async ([name, store]) => {
-          const failure = await store.begin('k', 'fp').then(
-            () => 'claimed',
-            (error: Error) => `${error.name}: ${error.message}`,
-          );
-          return [name, failure] as const;
-        }),
-      );
+    const failures = () => beginFailures(stores());
     try {
       for (const [name, failure] of await failures()) {
         expect(failure).toMatch(

@@ -1,5 +1,5 @@
 import type { InboxDraft, TransactionalStore } from '@service-pay/core';
-import { creditOnce } from '@service-pay/sql/testing';
+import { beginFailures, creditOnce } from '@service-pay/sql/testing';
 import knexFactory from 'knex';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
@@ -89,16 +89,7 @@ describe('autoMigrate: false', () => {
       ['KyselyStore', new KyselyStore({ db, pool, tableName, autoMigrate: false })],
       ['KnexStore', new KnexStore({ knex, tableName, autoMigrate: false })],
     ];
-    const failures = async () =>
-      Promise.all(
-        stores().map(async ([name, store]) => {
-          const failure = await store.begin('k', 'fp').then(
-            () => 'claimed',
-            (error: Error) => `${error.name}: ${error.message}`,
-          );
-          return [name, failure] as const;
-        }),
-      );
+    const failures = () => beginFailures(stores());
     try {
       for (const [name, failure] of await failures()) {
         expect(failure).toMatch(

@@ -23,6 +23,16 @@ export class MissingTableError extends Error {
  */
 export class InboxTableMismatchError extends Error {
   override readonly name = 'InboxTableMismatchError';
+
+  /** The message for `table`, met by `store`: `what` is wrong with it, `ddl` the file with the columns. */
+  static of(store: string, table: string, what: string, ddl: string, cause?: unknown): InboxTableMismatchError {
+    return new InboxTableMismatchError(
+      `${store}: the table ${table} is not an inbox the store made (${what}), and migrate() keeps an existing ` +
+        'table as it is. Give the store another tableName, or rename that table; the columns are in ' +
+        `${ddl} of the service-pay repository.`,
+      cause === undefined ? undefined : { cause },
+    );
+  }
 }
 
 /**

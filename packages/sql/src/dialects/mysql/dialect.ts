@@ -117,12 +117,7 @@ function explainMissing(row: Row | undefined, table: string, store: string): Err
 
 /** A table of the inbox's name that `migrate()` did not make: `migrate()` keeps it, so only a rename helps. */
 function mismatch(store: string, table: string, what: string, cause?: unknown): InboxTableMismatchError {
-  return new InboxTableMismatchError(
-    `${store}: the table ${table} is not an inbox the store made (${what}), and migrate() keeps an existing ` +
-      'table as it is. Give the store another tableName, or rename that table; the columns are in ' +
-      'docs/sql/mysql-inbox.sql of the service-pay repository.',
-    cause === undefined ? undefined : { cause },
-  );
+  return InboxTableMismatchError.of(store, table, what, 'docs/sql/mysql-inbox.sql', cause);
 }
 
 /** How to make the inbox in your own migrations, for every store on MySQL. */

@@ -79,7 +79,7 @@ const INBOX_COLUMNS = ['key', 'fingerprint', 'payment_id', 'delivery_id', 'sourc
 /** How to make the inbox in your own migrations, for every store on PostgreSQL. */
 const BY_HAND =
   'to make it in your own migrations instead, apply docs/sql/postgres-inbox.sql of the service-pay repository ' +
-  '(the table, its indexes and the claim functions every store but PostgresStore calls; docs/inbox-schema.md)';
+  '(the table, its indexes and the claim functions the store calls; docs/inbox-schema.md)';
 
 /**
  * What a probe of the inbox found, as the fix: no table at all, or a table made by hand without the claim
@@ -109,13 +109,8 @@ function explainMissing(row: Row | undefined, table: TableName, store: string): 
 }
 
 /** A table of the inbox's name that `migrate()` did not make: `migrate()` keeps it, so only a rename helps. */
-function mismatch(store: string, name: string, what: string, cause?: unknown): InboxTableMismatchError {
-  return new InboxTableMismatchError(
-    `${store}: the table ${name} is not an inbox the store made (${what}), and migrate() keeps an existing ` +
-      'table as it is. Give the store another tableName, or rename that table; the columns are in ' +
-      'docs/sql/postgres-inbox.sql of the service-pay repository.',
-    cause === undefined ? undefined : { cause },
-  );
+function mismatch(store: string, table: string, what: string, cause?: unknown): InboxTableMismatchError {
+  return InboxTableMismatchError.of(store, table, what, 'docs/sql/postgres-inbox.sql', cause);
 }
 
 /**
