@@ -23,6 +23,7 @@ export { createWebhookHandler, type WebhookRequestHandler } from './pipeline/cre
 export { defaultDedupeKey, type HandlerOptions } from './pipeline/handler-options.js';
 export type { PipelineOptions } from './pipeline/pipeline-options.js';
 export { StoreTimeoutError } from './pipeline/store-call.js';
+export { StorePoolFullError, type StorePoolState } from './pipeline/store-pool.js';
 export {
   createReconciler,
   type ReadPayment,

@@ -1,9 +1,12 @@
 import type { InboxDraft, TransactionalStore } from '@service-pay/core';
-import { creditOnce } from '@service-pay/sql/testing';
+import { beginFailures, creditOnce } from '@service-pay/sql/testing';
+import { Kysely, MysqlDialect } from 'kysely';
+import { createPool } from 'mysql2';
 import type { Pool } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
-import { openPool, uniqueName } from './support/database.js';
+import { KyselyStore } from '../src/kysely.js';
+import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
 import { ORM_CLIENTS } from './support/orm-clients.js';
 
 // The first delivery on an empty database is credited: each store creates its inbox and lock slots when a
@@ -99,5 +102,46 @@ describe('autoMigrate: false', () => {
       tableName,
     ]);
     expect(Number((rows as Array<{ n: unknown }>)[0]?.n)).toBe(0);
+  });
+
+  it('tells no table from an inbox without its lock slots, and from a table of other columns', async () => {
+    const tableName = uniqueName('by_hand');
+    const callback = createPool({ uri: DATABASE_URL, connectionLimit: 2 });
+    const db = new Kysely({ dialect: new MysqlDialect({ pool: callback }) });
+    const stores = (): Array<[string, TransactionalStore<unknown>]> => [
+      ['MySqlStore', new MySqlStore({ pool, tableName, autoMigrate: false }) as TransactionalStore<unknown>],
+      ['KyselyStore', new KyselyStore({ db, tableName, autoMigrate: false }) as TransactionalStore<unknown>],
+    ];
+    const failures = () => beginFailures(stores());
+    try {
+      for (const [name, failure] of await failures()) {
+        expect(failure).toMatch(
+          new RegExp(`^MissingTableError: ${name}: the inbox table ${tableName} does not exist;`),
+        );
+        expect(failure).toMatch(/docs\/sql\/mysql-inbox\.sql/);
+        expect(failure).not.toMatch(/older version|_keys\)/);
+      }
+      // An inbox made by hand without its lock slots.
+      await new MySqlStore({ pool, tableName }).migrate();
+      await pool.query(`drop table ${tableName}_keys`);
+      for (const [name, failure] of await failures()) {
+        expect(failure).toMatch(
+          new RegExp(
+            `^MissingTableError: ${name}: the lock slots table ${tableName}_keys does not exist: a table made by hand needs it too`,
+          ),
+        );
+      }
+      await pool.query(`drop table ${tableName}`);
+      await pool.query(`create table ${tableName} (id varchar(20) primary key, amount int)`);
+      await new MySqlStore({ pool, tableName }).migrate().catch(() => undefined); // the slots: the inbox is kept
+      for (const [name, failure] of await failures()) {
+        expect(failure).toMatch(
+          new RegExp(`^InboxTableMismatchError: ${name}: the table ${tableName} is not an inbox the store made`),
+        );
+      }
+    } finally {
+      await pool.query(`drop table if exists ${tableName}, ${tableName}_keys`);
+      await db.destroy();
+    }
   });
 });

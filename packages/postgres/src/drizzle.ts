@@ -3,7 +3,7 @@ import { drizzleClient } from '@service-pay/sql/clients/drizzle';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import { is, type SQLWrapper } from 'drizzle-orm';
 import { PgDatabase } from 'drizzle-orm/pg-core';
-import { isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
+import { describePgPool, isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -103,6 +103,7 @@ export class DrizzleStore<Db extends DrizzlePgDatabase> extends SqlStore<Drizzle
       tableName: options.tableName,
       autoMigrate: options.autoMigrate,
       scope,
+      describePool: isPgPool(pool) ? () => describePgPool(pool) : undefined,
     });
   }
 }

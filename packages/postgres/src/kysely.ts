@@ -2,7 +2,7 @@ import { SqlStore } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Kysely, Transaction } from 'kysely';
-import { isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
+import { describePgPool, isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -75,6 +75,7 @@ export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
       tableName: options.tableName,
       autoMigrate: options.autoMigrate,
       scope,
+      describePool: options.pool === undefined ? undefined : () => describePgPool(options.pool),
     });
   }
 }

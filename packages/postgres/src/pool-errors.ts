@@ -1,3 +1,4 @@
+import type { StorePoolState } from '@service-pay/core';
 import type { Pool } from 'pg';
 
 const listening = new WeakSet<object>();
@@ -64,4 +65,24 @@ export function isPgPool(value: unknown): value is Pool {
     typeof pool.on === 'function' &&
     typeof pool.totalCount === 'number'
   );
+}
+
+/**
+ * A node-postgres pool's state from its public counters (`options.max`, `totalCount`, `idleCount`,
+ * `waitingCount`), for the log line of a `begin` that timed out: a full pool is not a database that does not
+ * answer. `undefined` for anything that does not have them.
+ *
+ * @example
+ * ```ts
+ * describePgPool(pool); // { size: 10, inUse: 10, waiting: 3 }
+ * ```
+ */
+export function describePgPool(pool: unknown): StorePoolState | undefined {
+  const p = pool as Partial<Pick<Pool, 'totalCount' | 'idleCount' | 'waitingCount'>> & { options?: { max?: unknown } };
+  if (typeof p?.totalCount !== 'number' || typeof p.idleCount !== 'number' || typeof p.waitingCount !== 'number') {
+    return undefined;
+  }
+  // node-postgres opens up to 10 connections unless told otherwise.
+  const size = typeof p.options?.max === 'number' ? p.options.max : 10;
+  return { size, inUse: p.totalCount - p.idleCount, waiting: p.waitingCount };
 }

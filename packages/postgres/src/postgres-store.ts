@@ -1,4 +1,4 @@
-import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
+import type { StorePoolState, TransactionalStore, TransactionClaim } from '@service-pay/core';
 import { AutoMigration, autoMigrateOption } from '@service-pay/sql';
 import { InboxSql, tableName } from '@service-pay/sql/postgres';
 import type { Pool, PoolClient } from 'pg';
@@ -6,7 +6,7 @@ import { type Driver, pruneAge } from './driver.js';
 import { PgDriver } from './pg-driver.js';
 import { PGliteDriver } from './pglite-driver.js';
 import type { PGliteLike, PGliteTransaction } from './pglite-types.js';
-import { keepPoolErrorsFromCrashing } from './pool-errors.js';
+import { describePgPool, keepPoolErrorsFromCrashing } from './pool-errors.js';
 
 /**
  * Options both flavours share.
@@ -121,6 +121,7 @@ class Store<Tx> implements PostgresStore<Tx> {
   readonly tableName: string;
   readonly #driver: Driver<Tx>;
   readonly #auto: AutoMigration;
+  readonly #pool: Pool | undefined;
 
   constructor(options: PostgresPoolOptions | PGliteStoreOptions) {
     if (options === null || typeof options !== 'object') {
@@ -140,6 +141,7 @@ class Store<Tx> implements PostgresStore<Tx> {
         throw new TypeError('PostgresStore: options.pool must be a node-postgres Pool (new pg.Pool(...)).');
       }
       keepPoolErrorsFromCrashing(pool);
+      this.#pool = pool;
       this.#driver = new PgDriver(pool, sql) as unknown as Driver<Tx>;
     } else if (pglite !== undefined) {
       if (typeof pglite?.transaction !== 'function' || typeof pglite.query !== 'function') {
@@ -157,6 +159,11 @@ class Store<Tx> implements PostgresStore<Tx> {
 
   migrate(): Promise<void> {
     return this.#driver.migrate();
+  }
+
+  /** The pool's state, asked by the pipeline only when `begin` timed out (a full pool, or a silent database). */
+  describePool(): StorePoolState | undefined {
+    return this.#pool === undefined ? undefined : describePgPool(this.#pool);
   }
 
   async prune(options: { olderThanMs: number }): Promise<number> {

@@ -2,6 +2,7 @@ import { SqlStore } from '@service-pay/sql';
 import { typeOrmClient, typeOrmOption } from '@service-pay/sql/clients/typeorm';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { DataSource, EntityManager } from 'typeorm';
+import { describePgPool } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -60,6 +61,8 @@ export class TypeOrmStore extends SqlStore<EntityManager> {
       tableName: options.tableName,
       autoMigrate: options.autoMigrate,
       scope,
+      // TypeORM's PostgresDriver declares its node-postgres pool as the public `master`.
+      describePool: () => describePgPool((dataSource.driver as { master?: unknown }).master),
     });
   }
 }

@@ -1,11 +1,13 @@
 import type { InboxDraft, TransactionalStore } from '@service-pay/core';
-import { creditOnce } from '@service-pay/sql/testing';
+import { beginFailures, creditOnce } from '@service-pay/sql/testing';
+import knexFactory from 'knex';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
+import { KnexStore } from '../src/knex.js';
 import { KyselyStore } from '../src/kysely.js';
-import { openPool, uniqueName } from './support/database.js';
+import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
 import { postgresFlavour, postgresJsFlavour } from './support/flavours.js';
 import { ORM_CLIENTS } from './support/orm-clients.js';
 
@@ -77,6 +79,52 @@ describe('autoMigrate: false', () => {
       expect(failure).not.toMatch(/older version/);
     }
     expect((await pool.query('select to_regclass($1) as t', [tableName])).rows[0].t).toBeNull();
+  });
+
+  it('tells no table from a table made by hand without the claim functions, and from a table of other columns', async () => {
+    const tableName = uniqueName('by_hand');
+    const knex = knexFactory({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 2 } });
+    const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+    const stores = (): Array<[string, TransactionalStore<unknown>]> => [
+      ['KyselyStore', new KyselyStore({ db, pool, tableName, autoMigrate: false })],
+      ['KnexStore', new KnexStore({ knex, tableName, autoMigrate: false })],
+    ];
+    const failures = () => beginFailures(stores());
+    try {
+      for (const [name, failure] of await failures()) {
+        expect(failure).toMatch(
+          new RegExp(`^MissingTableError: ${name}: the inbox table ${tableName} does not exist;`),
+        );
+        expect(failure).toMatch(/docs\/sql\/postgres-inbox\.sql/);
+        expect(failure).not.toMatch(/older version|or its claim function|PostgresStore/);
+      }
+      // The columns of the README's table, made by hand: enough for PostgresStore, not for the ORM stores.
+      await pool.query(`create table ${tableName} (key text primary key, fingerprint text not null,
+        payment_id text not null, delivery_id text, source text not null, outcome text not null, reason text,
+        created_at timestamptz not null default now())`);
+      for (const [name, failure] of await failures()) {
+        expect(failure).toMatch(
+          new RegExp(
+            `^MissingTableError: ${name}: the inbox table ${tableName} exists but its claim functions ${tableName}_claim and ${tableName}_take do not: a table made by hand needs them too for ${name}`,
+          ),
+        );
+      }
+      await pool.query(`drop table ${tableName}`);
+      await pool.query(`create table ${tableName} (id text primary key, amount int)`);
+      for (const [name, failure] of await failures()) {
+        expect(failure).toMatch(
+          new RegExp(`^InboxTableMismatchError: ${name}: the table ${tableName} is not an inbox the store made`),
+        );
+      }
+      // migrate() keeps that table, and says why it cannot use it instead of a raw "column does not exist".
+      await expect(new KnexStore({ knex, tableName }).migrate()).rejects.toThrow(
+        /^KnexStore: the table .* is not an inbox the store made \(column "created_at" does not exist\)/,
+      );
+    } finally {
+      await pool.query(`drop table if exists ${tableName}`);
+      await pool.query(`drop function if exists ${tableName}_claim, ${tableName}_take`);
+      await knex.destroy();
+    }
   });
 
   it('is checked: anything but a boolean is refused in the store name', () => {

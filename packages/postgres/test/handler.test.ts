@@ -29,7 +29,12 @@ function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
-const quiet = { warn: () => {}, error: () => {} };
+/** Error lines logged by the handlers, as `code: message`. */
+const errorLines: string[] = [];
+const quiet = {
+  warn: () => {},
+  error: (fields: unknown, message?: string) => errorLines.push(`${(fields as { code?: unknown }).code}: ${message}`),
+};
 
 for (const [label, makeFlavour] of [
   ['PostgreSQL', postgresFlavour],
@@ -187,9 +192,14 @@ for (const [label, makeFlavour] of [
         },
       });
       const event = samplePaymentPaidEvent();
+      errorLines.length = 0;
       const answer = await handle(delivery(event));
       expect(answer.status).toBe(500);
       expect(JSON.parse(answer.body).error).toBe('HANDLER_TIMEOUT');
+      // Said as what happened: rolled back, not a lease given up (a transactional store has none).
+      expect(errorLines).toEqual([
+        'HANDLER_TIMEOUT: onPaymentPaid was still running at handlerTimeoutMs: ctx.signal aborted and its transaction rolled back (nothing credited; the sender retries).',
+      ]);
       // The key is free now, not when the stuck handler finally returns.
       expect(await credits(event.paymentId)).toBe(0);
       await late.promise;

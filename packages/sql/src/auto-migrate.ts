@@ -12,6 +12,30 @@ export class MissingTableError extends Error {
 }
 
 /**
+ * The error a store gives when its inbox table is there but is not the store's: other columns than the ones
+ * `migrate()` makes (a table of the same name made by something else). `migrate()` keeps an existing table,
+ * so it cannot fix this: another `tableName`, or that table renamed, does.
+ *
+ * @example
+ * ```ts
+ * throw new InboxTableMismatchError('KyselyStore: the inbox table service_pay_inbox has other columns ...', { cause });
+ * ```
+ */
+export class InboxTableMismatchError extends Error {
+  override readonly name = 'InboxTableMismatchError';
+
+  /** The message for `table`, met by `store`: `what` is wrong with it, `ddl` the file with the columns. */
+  static of(store: string, table: string, what: string, ddl: string, cause?: unknown): InboxTableMismatchError {
+    return new InboxTableMismatchError(
+      `${store}: the table ${table} is not an inbox the store made (${what}), and migrate() keeps an existing ` +
+        'table as it is. Give the store another tableName, or rename that table; the columns are in ' +
+        `${ddl} of the service-pay repository.`,
+      cause === undefined ? undefined : { cause },
+    );
+  }
+}
+
+/**
  * `autoMigrate`, checked: `true` when not given, a TypeError naming the store when not a boolean.
  *
  * @example

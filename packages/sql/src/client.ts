@@ -1,3 +1,5 @@
+import type { StorePoolState } from '@service-pay/core';
+
 /** A result row as the clients hand them back. */
 export type Row = Record<string, unknown>;
 
@@ -51,6 +53,11 @@ export interface SqlClient<Tx> {
    * bare connection (mysql2's `commit()`, `release()`); `ended` says when the delivery is over.
    */
   guard?(tx: Tx, ended: () => boolean): Tx;
+  /**
+   * Optional: the client's connection pool now, from its public counters; asked only after a `begin`
+   * timed out, so a full pool is logged as such (core's `StorePoolFullError`).
+   */
+  describePool?(): StorePoolState | undefined;
 }
 
 /** A statement without values. */

@@ -62,6 +62,16 @@ export interface SqlDialect<Table extends { readonly name: string }> {
    * that says `migrate()` (and, when the store does not create it itself, `autoMigrate`).
    */
   explainError(error: unknown, table: Table, store: string, autoMigrate: boolean): unknown;
+  /**
+   * Optional, asked only after a claim failed for something missing and the store will not create it
+   * itself (`autoMigrate: false`): a statement that says what of the inbox exists, and the message its
+   * answer makes (`undefined`: keep the first one). Tells "no table at all" from "a table made by hand
+   * without what the claim needs" (PostgreSQL's claim functions).
+   */
+  whatIsMissing?(
+    table: Table,
+    store: string,
+  ): { readonly statement: Statement; explain(rows: readonly Row[]): Error | undefined };
   /** Whether SQL text would end or restart the delivery's transaction (BEGIN, COMMIT, ROLLBACK, ...). */
   endsTransaction(text: unknown): boolean;
 }

@@ -1,4 +1,10 @@
-export { AutoMigration, autoMigrateOption, MissingTableError, migrateAdvice } from './auto-migrate.js';
+export {
+  AutoMigration,
+  autoMigrateOption,
+  InboxTableMismatchError,
+  MissingTableError,
+  migrateAdvice,
+} from './auto-migrate.js';
 export {
   type Row,
   resultOf,

@@ -1,5 +1,11 @@
-import { holdTransaction, type InboxDraft, type TransactionalStore, type TransactionClaim } from '@service-pay/core';
-import { AutoMigration, autoMigrateOption } from './auto-migrate.js';
+import {
+  holdTransaction,
+  type InboxDraft,
+  type StorePoolState,
+  type TransactionalStore,
+  type TransactionClaim,
+} from '@service-pay/core';
+import { AutoMigration, autoMigrateOption, MissingTableError } from './auto-migrate.js';
 import type { SqlClient } from './client.js';
 import type { Interruption, SqlDialect } from './dialect.js';
 import { HeldSession, type HeldSessionContext } from './held-session.js';
@@ -25,6 +31,8 @@ export interface SqlBinding<Tx, Table extends { readonly name: string }> {
   readonly scope: object;
   /** The app's `autoMigrate` option: create the inbox when a delivery finds it missing (default true). */
   readonly autoMigrate?: unknown;
+  /** The pool under the client, where the store was given it (else the client's own `describePool`). */
+  readonly describePool?: (() => StorePoolState | undefined) | undefined;
 }
 
 /**
@@ -78,7 +86,11 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
     } catch (error) {
       await held.rollback();
       if (dialect.isLockBusy(error)) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
-      throw dialect.explainError(error, table, store, this.#auto.enabled);
+      const explained = dialect.explainError(error, table, store, this.#auto.enabled);
+      // With autoMigrate on, the store creates what is missing: the message is only read when it is off.
+      throw explained instanceof MissingTableError && !this.#auto.enabled
+        ? await this.#whatIsMissing(explained)
+        : explained;
     }
     if (claim.state === 'free') {
       const session = claim.session;
@@ -98,10 +110,28 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
   }
 
   /**
+   * The connection pool's state (size, in use, waiting) where the client shows it; asked by the pipeline
+   * only when `begin` did not answer in time, to tell a full pool from a database that does not answer.
+   */
+  describePool(): StorePoolState | undefined {
+    const { describePool, client } = this.#binding;
+    return describePool === undefined ? client.describePool?.() : describePool();
+  }
+
+  /**
    * Creates the inbox table (and what the claim needs) if missing; idempotent and safe from several
    * processes at once. Run it once at start-up.
    */
   async migrate(): Promise<void> {
+    try {
+      await this.#migrate();
+    } catch (error) {
+      // A table of the same name with other columns fails its indexes: say so rather than the raw error.
+      throw this.#binding.dialect.explainError(error, this.#table, this.#binding.store, true);
+    }
+  }
+
+  async #migrate(): Promise<void> {
     const { client, dialect } = this.#binding;
     const { statements, inTransaction } = dialect.migrate(this.#table);
     if (!inTransaction) {
@@ -127,6 +157,18 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
       );
       deleted += count;
       if (count < PRUNE_BATCH) return deleted;
+    }
+  }
+
+  /** The dialect's closer look at a missing table or claim function, or `missing` as it was. */
+  async #whatIsMissing(missing: MissingTableError): Promise<Error> {
+    const { store, client, dialect } = this.#binding;
+    const probe = dialect.whatIsMissing?.(this.#table, store);
+    if (probe === undefined) return missing;
+    try {
+      return probe.explain((await client.queryOutside(probe.statement)).rows) ?? missing;
+    } catch {
+      return missing;
     }
   }
 

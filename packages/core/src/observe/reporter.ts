@@ -2,6 +2,7 @@ import { STATUS_BY_CODE, type WebhookErrorCode } from '../errors/error-codes.js'
 import type { WebhookError } from '../errors/webhook-error.js';
 import type { AttemptResult } from '../pipeline/attempt.js';
 import { StoreTimeoutError } from '../pipeline/store-call.js';
+import { StorePoolFullError } from '../pipeline/store-pool.js';
 import { safeLog, type WebhookLogger } from './logger.js';
 import type { AttemptSource, Outcome, OutcomeKind } from './outcome.js';
 import { RateLimiter } from './rate-limit.js';
@@ -46,6 +47,10 @@ const MESSAGES: Record<AttemptResult['outcome'], string> = {
     'onPaymentPaid was still running at handlerTimeoutMs: ctx.signal aborted and the attempt given up (not released: a retry after the lease runs it again).',
   unavailable: 'The store did not answer within storeTimeoutMs; answered 503 so the sender retries later.',
 };
+
+/** A transactional store's timeout: there is no lease, its transaction was rolled back (nothing credited). */
+const TIMEOUT_ROLLED_BACK =
+  'onPaymentPaid was still running at handlerTimeoutMs: ctx.signal aborted and its transaction rolled back (nothing credited; the sender retries).';
 
 /**
  * Turns every outcome into one log line at its level (`LEVEL_OF`), and one call of
@@ -155,7 +160,7 @@ export class Reporter {
         safeLog(this.logger, 'error', { ...fields, err: result.error }, failureMessage(result));
         break;
       case 'timeout':
-        safeLog(this.logger, level, fields, MESSAGES.timeout);
+        safeLog(this.logger, level, fields, result.rolledBack === true ? TIMEOUT_ROLLED_BACK : MESSAGES.timeout);
         break;
     }
   }
@@ -248,6 +253,14 @@ function failureMessage(result: Extract<AttemptResult, { outcome: 'failed' | 'un
   if (result.outcome === 'unavailable') {
     // A refused connection fails at once: saying "did not answer in time" would send the merchant to look
     // at latency instead of at a server that is down or a wrong address.
+    if (result.error instanceof StorePoolFullError) {
+      const { size, inUse, waiting } = result.error.pool;
+      return (
+        `The store's connection pool was full (size ${size}, ${inUse} in use, ${waiting} waiting) for storeTimeoutMs; ` +
+        'answered 503 so the sender retries later. The database itself may be fine: size the pool for the ' +
+        'deliveries (and the other work) that share it, and keep onPaymentPaid from holding ctx.tx on slow work.'
+      );
+    }
     if (result.error instanceof StoreTimeoutError) return MESSAGES.unavailable;
     return `The store failed (${describeStoreError(result.error)}); answered 503 so the sender retries later.`;
   }

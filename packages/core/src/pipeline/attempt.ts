@@ -52,7 +52,8 @@ export type AttemptResult =
   | { outcome: 'in-progress'; retryAfterMs: number }
   | { outcome: 'conflict' }
   | { outcome: 'failed'; code: 'HANDLER_FAILED' | 'COMMIT_FAILED'; error: unknown; handlerMs: number }
-  | { outcome: 'timeout'; handlerMs: number }
+  /** `rolledBack`: a transactional store's attempt, whose transaction was rolled back (no lease to run out). */
+  | { outcome: 'timeout'; handlerMs: number; rolledBack?: true }
   | { outcome: 'unavailable'; error: unknown };
 
 /**

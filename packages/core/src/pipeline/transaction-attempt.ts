@@ -3,6 +3,7 @@ import type { InboxRecord, TransactionalStore, TransactionClaim } from '../store
 import { type AttemptConclusion, type PaymentAttempt, runHandler, seenBefore } from './attempt.js';
 import { TransactionContext } from './attempt-context.js';
 import type { AttemptEngine } from './attempt-engine.js';
+import { explainStoreTimeout } from './store-pool.js';
 
 /**
  * One attempt with a transactional store: open a transaction that holds the key, run the handler inside it
@@ -41,7 +42,7 @@ export async function transactionAttempt<Tx, T>(
           () => {},
         )
         .catch(() => {});
-      return conclusion.concluded({ outcome: 'unavailable', error }, input);
+      return conclusion.concluded({ outcome: 'unavailable', error: explainStoreTimeout(error, store) }, input);
     }
     if (claim.state !== 'claimed') return conclusion.concluded(seenBefore(claim, input.fingerprint), input);
 
@@ -70,7 +71,7 @@ export async function transactionAttempt<Tx, T>(
           'onPaymentPaid finished after its deadline; its transaction had been rolled back.',
         ),
       );
-      return conclusion.concluded({ outcome: 'timeout', handlerMs }, input);
+      return conclusion.concluded({ outcome: 'timeout', handlerMs, rolledBack: true }, input);
     }
     if (settled.kind === 'threw' && !engine.isRejection(settled.error)) {
       await rollback(engine, session.rollback.bind(session), settled.error, input);

@@ -1,3 +1,4 @@
+import type { StorePoolState } from '../pipeline/store-pool.js';
 import type { DedupeStore } from './dedupe-store.js';
 
 /**
@@ -102,6 +103,12 @@ export interface TransactionalStore<Tx> {
    * `draft` (given by the pipeline) is what the inbox row will say; the commit's record repeats it.
    */
   begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>>;
+  /**
+   * Optional: the store's connection pool now (size, in use, waiting), from the pool's public counters;
+   * `undefined` when it cannot tell. Asked only after `begin` did not answer within `storeTimeoutMs`, so a
+   * full pool is logged as such (`StorePoolFullError`) rather than as a database that does not answer.
+   */
+  describePool?(): StorePoolState | undefined;
 }
 
 /**

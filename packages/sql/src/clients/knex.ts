@@ -1,3 +1,4 @@
+import type { StorePoolState } from '@service-pay/core';
 import { refuseOwnTransactions } from '@service-pay/core/node';
 import type { Knex } from 'knex';
 import { resultOf, type SqlClient, type Statement } from '../client.js';
@@ -28,8 +29,24 @@ export function knexClient(knex: Knex, store: string): { client: SqlClient<Knex.
       query: run,
       queryOutside: (statement) => run(knex, statement),
       rawTextMethods: ['raw'],
+      describePool: () => describeTarnPool((knex.client as { pool?: unknown } | undefined)?.pool),
     },
   };
+}
+
+/** What Knex's pool (tarn) shows of itself, publicly: `max` and its counting methods. */
+interface TarnPool {
+  readonly max: number;
+  numUsed(): number;
+  numPendingAcquires(): number;
+}
+
+/** Knex's pool (tarn) as a pool state; `undefined` before Knex made it, or for anything else. */
+function describeTarnPool(pool: unknown): StorePoolState | undefined {
+  const tarn = pool as Partial<TarnPool> | null | undefined;
+  if (typeof tarn?.numUsed !== 'function' || typeof tarn.numPendingAcquires !== 'function') return undefined;
+  if (typeof tarn.max !== 'number') return undefined;
+  return { size: tarn.max, inUse: tarn.numUsed(), waiting: tarn.numPendingAcquires() };
 }
 
 /**

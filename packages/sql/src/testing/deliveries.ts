@@ -74,3 +74,29 @@ export async function deliveryRoundTrips<Tx>(
   if (state !== 'completed') throw new Error(`the duplicate was answered ${state}, not completed`);
   return { fresh, credit, duplicate };
 }
+
+/**
+ * How each named store's `begin` ends, as one line each: `claimed`, or the error's `name: message` (the
+ * missing-table messages are what the tests read).
+ *
+ * @example
+ * ```ts
+ * const [[name, failure]] = await beginFailures([['KyselyStore', store]]); // failure: 'MissingTableError: KyselyStore: ...'
+ * ```
+ */
+export function beginFailures(
+  stores: ReadonlyArray<readonly [string, TransactionalStore<unknown>]>,
+): Promise<Array<readonly [string, string]>> {
+  return Promise.all(
+    stores.map(async ([name, store]) => {
+      const failure = await store.begin('k', 'fp').then(
+        async (claim) => {
+          if (claim.state === 'claimed') await claim.session.rollback(undefined);
+          return 'claimed';
+        },
+        (error: Error) => `${error.name}: ${error.message}`,
+      );
+      return [name, failure] as const;
+    }),
+  );
+}

@@ -1,4 +1,4 @@
-import { MissingTableError, migrateAdvice } from '../../auto-migrate.js';
+import { InboxTableMismatchError, MissingTableError, migrateAdvice } from '../../auto-migrate.js';
 import type { Row, StatementResult } from '../../client.js';
 import { statement } from '../../client.js';
 import type { ClaimResult, Interruption, SqlDialect } from '../../dialect.js';
@@ -27,11 +27,7 @@ export const mysqlDialect: SqlDialect<TableName> = {
   claim: (table, key) => new InboxSql(table).claim(key),
   readClaim(rows: readonly Row[], table, store): ClaimResult {
     const row = rows[0];
-    if (row === undefined) {
-      throw new MissingTableError(
-        `${store}: the lock slots of ${table.name}_keys are missing; run await store.migrate() once at start-up.`,
-      );
-    }
+    if (row === undefined) throw missingSlots(store, table.name, 'has no rows');
     const found = row.fingerprint;
     if (found !== null && found !== undefined) return { state: 'completed', fingerprint: String(found) };
     return { state: 'free', session: Number(row.id), written: false };
@@ -46,6 +42,22 @@ export const mysqlDialect: SqlDialect<TableName> = {
     return { sql: how === 'statement' ? 'KILL QUERY ?' : 'KILL ?', values: [session] };
   },
   explainError: (error, table, store, autoMigrate) => explainMySqlError(error, table.name, store, autoMigrate),
+  whatIsMissing: (table, store) => {
+    const parts = table.name.split('.');
+    const name = parts.pop() as string;
+    const schema = parts[0] ?? null;
+    const count = (where: string) =>
+      `(SELECT count(*) FROM information_schema.${where} WHERE table_schema = COALESCE(?, DATABASE()) AND table_name = ?`;
+    return {
+      statement: {
+        sql:
+          `SELECT ${count('tables')}) AS inbox, ${count('tables')}) AS slots, ` +
+          `${count('columns')} AND column_name IN (${INBOX_COLUMNS.map(() => '?').join(', ')})) AS columns`,
+        values: [schema, name, schema, `${name}_keys`, schema, name, ...INBOX_COLUMNS],
+      },
+      explain: (rows) => explainMissing(rows[0], table.name, store),
+    };
+  },
   endsTransaction: endsMySqlTransaction,
 };
 
@@ -74,13 +86,73 @@ export function isMySqlLockBusy(error: unknown): boolean {
 export function explainMySqlError(error: unknown, table: string, store: string, autoMigrate = false): unknown {
   if (error instanceof MissingTableError) return error;
   const prismaMissingTable = (error as { code?: unknown } | null)?.code === 'P2021';
-  if (prismaMissingTable || serverCodes(error).includes(1146)) {
+  const codes = serverCodes(error);
+  if (prismaMissingTable || codes.includes(1146)) {
+    // The claim reads the slots first, so the server names them even when nothing is there: with autoMigrate
+    // off the store then looks which is missing (whatIsMissing).
     return new MissingTableError(
-      `${store}: the inbox table ${table} (or its ${table}_keys) does not exist; ${migrateAdvice(autoMigrate)}.`,
+      `${store}: the inbox table ${table} or its lock slots ${table}_keys does not exist; ${migrateAdvice(autoMigrate)}.`,
       { cause: error },
     );
   }
+  // ER_BAD_FIELD_ERROR: a table of that name that migrate() did not make (CREATE TABLE IF NOT EXISTS keeps it).
+  if (codes.includes(1054)) return mismatch(store, table, firstLine(error), error);
   return error;
+}
+
+/** The inbox's columns, as `migrate()` makes them. */
+const INBOX_COLUMNS = ['key', 'fingerprint', 'payment_id', 'delivery_id', 'source', 'outcome', 'reason', 'created_at'];
+
+/** What a probe of the inbox found, as the fix: no table, an inbox without its slots, or other columns. */
+function explainMissing(row: Row | undefined, table: string, store: string): Error | undefined {
+  if (row === undefined) return undefined;
+  if (Number(row.inbox) === 0) {
+    return new MissingTableError(
+      `${store}: the inbox table ${table} does not exist; ${migrateAdvice(false)}; ${BY_HAND}.`,
+    );
+  }
+  if (Number(row.columns) !== INBOX_COLUMNS.length) return mismatch(store, table, 'it has other columns');
+  return Number(row.slots) === 0 ? missingSlots(store, table, 'does not exist') : undefined;
+}
+
+/** A table of the inbox's name that `migrate()` did not make: `migrate()` keeps it, so only a rename helps. */
+function mismatch(store: string, table: string, what: string, cause?: unknown): InboxTableMismatchError {
+  return InboxTableMismatchError.of(store, table, what, 'docs/sql/mysql-inbox.sql', cause);
+}
+
+/** How to make the inbox in your own migrations, for every store on MySQL. */
+const BY_HAND =
+  'to make it in your own migrations instead, apply docs/sql/mysql-inbox.sql of the service-pay repository ' +
+  '(the table and the <table>_keys lock slots every store takes its key in; docs/inbox-schema.md)';
+
+/** The lock slots table missing or empty: an inbox made by hand without it. */
+function missingSlots(store: string, table: string, what: string, cause?: unknown): MissingTableError {
+  return new MissingTableError(
+    `${store}: the lock slots table ${table}_keys ${what}: a table made by hand needs it too (every store on ` +
+      `MySQL takes the key's lock there; docs/sql/mysql-inbox.sql of the service-pay repository makes it, ` +
+      'docs/inbox-schema.md). Run await store.migrate() once at start-up (it adds the slots and keeps the inbox ' +
+      'and its rows), apply that file, or leave autoMigrate on (the default) and the store adds them.',
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+/** An error's messages, its causes' included (Drizzle and Prisma wrap the server's). */
+function messages(error: unknown): string {
+  const parts: string[] = [];
+  let value = error as { message?: unknown; cause?: unknown } | null | undefined;
+  for (let depth = 0; value !== null && typeof value === 'object' && depth < 4; depth++) {
+    parts.push(String(value.message ?? ''));
+    value = value.cause as typeof value;
+  }
+  return parts.join(' ');
+}
+
+/** The first line of an error's message, the server's words. */
+function firstLine(error: unknown): string {
+  return (/Unknown column '[^']*'[^\n]*/.exec(messages(error))?.[0] ?? messages(error).split('\n')[0] ?? '').slice(
+    0,
+    200,
+  );
 }
 
 /**

@@ -1,8 +1,9 @@
-import { MissingTableError, migrateAdvice } from '../../auto-migrate.js';
+import { InboxTableMismatchError, MissingTableError, migrateAdvice } from '../../auto-migrate.js';
 import type { Row, StatementResult } from '../../client.js';
 import { statement } from '../../client.js';
 import type { ClaimResult, Interruption, SqlDialect } from '../../dialect.js';
 import { InboxSql } from './inbox-sql.js';
+import { quoteLiteral } from './sql-text.js';
 import { type TableName, tableName } from './table-name.js';
 
 /** How long ending a backend waits for it to be gone (its locks freed). */
@@ -60,8 +61,57 @@ export const postgresDialect: SqlDialect<TableName> = {
     );
   },
   explainError: (error, table, store, autoMigrate) => explainPostgresError(error, table.name, store, autoMigrate),
+  whatIsMissing: (table, store) => ({
+    statement: statement(
+      `SELECT to_regclass(${quoteLiteral(table.sql)}) IS NOT NULL AS has_table, ` +
+        `to_regproc(${quoteLiteral(table.claimFunctionSql)}) IS NOT NULL AS has_claim, ` +
+        `to_regproc(${quoteLiteral(table.takeFunctionSql)}) IS NOT NULL AS has_take, ` +
+        `(SELECT count(*)::int FROM pg_attribute WHERE attrelid = to_regclass(${quoteLiteral(table.sql)}) AND NOT attisdropped AND attname IN (${INBOX_COLUMNS.map(quoteLiteral).join(', ')})) AS columns`,
+    ),
+    explain: (rows) => explainMissing(rows[0], table, store),
+  }),
   endsTransaction: endsPostgresTransaction,
 };
+
+/** The inbox's columns, as `migrate()` makes them. */
+const INBOX_COLUMNS = ['key', 'fingerprint', 'payment_id', 'delivery_id', 'source', 'outcome', 'reason', 'created_at'];
+
+/** How to make the inbox in your own migrations, for every store on PostgreSQL. */
+const BY_HAND =
+  'to make it in your own migrations instead, apply docs/sql/postgres-inbox.sql of the service-pay repository ' +
+  '(the table, its indexes and the claim functions the store calls; docs/inbox-schema.md)';
+
+/**
+ * What a probe of the inbox found, as the fix: no table at all, or a table made by hand without the claim
+ * functions every store but `PostgresStore` calls (`PostgresStore` needs none, and never asks).
+ */
+function explainMissing(row: Row | undefined, table: TableName, store: string): Error | undefined {
+  if (row === undefined) return undefined;
+  const name = table.name;
+  if (row.has_table !== true) {
+    return new MissingTableError(
+      `${store}: the inbox table ${name} does not exist; ${migrateAdvice(false)}; ${BY_HAND}.`,
+    );
+  }
+  if (Number(row.columns) !== INBOX_COLUMNS.length) return mismatch(store, name, 'it has other columns');
+  const missing = [row.has_claim !== true ? `${name}_claim` : '', row.has_take !== true ? `${name}_take` : ''].filter(
+    (fn) => fn !== '',
+  );
+  if (missing.length === 0) return undefined;
+  const functions =
+    missing.length === 1 ? `claim function ${missing[0]} does` : `claim functions ${missing.join(' and ')} do`;
+  return new MissingTableError(
+    `${store}: the inbox table ${name} exists but its ${functions} not: a table made by hand needs them too for ` +
+      `${store} (docs/sql/postgres-inbox.sql of the service-pay repository creates both; docs/inbox-schema.md). ` +
+      'Run await store.migrate() once at start-up (it adds them and keeps the table and its rows), apply that ' +
+      'file, or leave autoMigrate on (the default) and the store adds them.',
+  );
+}
+
+/** A table of the inbox's name that `migrate()` did not make: `migrate()` keeps it, so only a rename helps. */
+function mismatch(store: string, table: string, what: string, cause?: unknown): InboxTableMismatchError {
+  return InboxTableMismatchError.of(store, table, what, 'docs/sql/postgres-inbox.sql', cause);
+}
 
 /**
  * A missing inbox table or claim function is a setup mistake: say the fix, naming the store that met it,
@@ -75,19 +125,22 @@ export const postgresDialect: SqlDialect<TableName> = {
 export function explainPostgresError(error: unknown, tableName: string, store: string, autoMigrate = false): unknown {
   const code = sqlState(error);
   if (code === '42P01') {
+    const byHand = autoMigrate ? '' : `; ${BY_HAND}`;
     return new MissingTableError(
-      `${store}: the inbox table ${tableName} does not exist; ${migrateAdvice(autoMigrate)}.`,
+      `${store}: the inbox table ${tableName} does not exist; ${migrateAdvice(autoMigrate)}${byHand}.`,
       { cause: error },
     );
   }
-  // The claim functions are made with the table: missing, either the table is missing too or an older
-  // version made it, and migrate() makes whatever is not there.
+  // The claim functions are made with the table: missing, the table is missing too or was made by hand, and
+  // migrate() makes whatever is not there (with autoMigrate off the store then looks which: whatIsMissing).
   if (code === '42883' && /_(claim|take)\b/.test(describe(error))) {
     return new MissingTableError(
       `${store}: the inbox table ${tableName} or its claim function does not exist; ${migrateAdvice(autoMigrate)}.`,
       { cause: error },
     );
   }
+  // undefined_column: a table of that name that migrate() did not make (CREATE TABLE IF NOT EXISTS keeps it).
+  if (code === '42703') return mismatch(store, tableName, columnProblem(error), error);
   return error;
 }
 
@@ -102,6 +155,12 @@ function sqlState(error: unknown): unknown {
   const prisma = /Code: `([0-9A-Z]{5})`/.exec(String((error as { message?: unknown } | null)?.message ?? ''));
   if (prisma !== null) return prisma[1];
   return e?.code ?? e?.cause?.code;
+}
+
+/** What the database said is wrong, in a few words: `column "x" does not exist`, or its first line. */
+function columnProblem(error: unknown): string {
+  const message = String((error as { message?: unknown } | null)?.message ?? error);
+  return /column "?[\w.]+"? does not exist/.exec(message)?.[0] ?? message.split('\n')[0]?.slice(0, 200) ?? '';
 }
 
 /** An error's message and its cause's, for telling what a SQLSTATE is about. */

@@ -1,0 +1,179 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import {
+  createWebhookHandler,
+  type PaymentPaidEvent,
+  StorePoolFullError,
+  StoreTimeoutError,
+  signWebhook,
+  type TransactionalStore,
+} from '@service-pay/core';
+import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { waitFor } from '@service-pay/test-kit';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import knexFactory, { type Knex } from 'knex';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DrizzleStore } from '../src/drizzle.js';
+import { PostgresStore } from '../src/index.js';
+import { KnexStore } from '../src/knex.js';
+import { KyselyStore } from '../src/kysely.js';
+import { TypeOrmStore } from '../src/typeorm.js';
+import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
+
+const SECRET = 'whsec_postgres_pool_full_0123456789abc';
+
+interface Logged {
+  message: string;
+  err: unknown;
+}
+
+/** One delivery through a handler on `store` with a short storeTimeoutMs; its status and its error line. */
+async function deliver(store: TransactionalStore<unknown>, event: PaymentPaidEvent): Promise<[number, Logged[]]> {
+  const logged: Logged[] = [];
+  const handle = createWebhookHandler({
+    secret: SECRET,
+    store,
+    storeTimeoutMs: 300,
+    logger: {
+      warn: () => {},
+      error: (fields, message) => logged.push({ message: String(message), err: (fields as { err?: unknown }).err }),
+    },
+    onPaymentPaid: async () => {},
+  });
+  const { body, headers } = signWebhook({ event, secret: SECRET });
+  return [(await handle({ method: 'POST', headers, rawBody: body })).status, logged];
+}
+
+// A pool whose every connection is taken answers `begin` late: that is a full pool (its size, in use,
+// waiting), not a database that does not answer, and the log says which.
+describe('a full connection pool is named as such', () => {
+  const inbox = uniqueName('pool_full');
+  let pool: pg.Pool;
+  beforeAll(async () => {
+    pool = await openPool({ max: 1 });
+    await new PostgresStore({ pool, tableName: inbox }).migrate();
+  });
+  afterAll(async () => {
+    await pool.query(`drop table if exists ${inbox} cascade`);
+    await pool.query(`drop function if exists ${inbox}_claim, ${inbox}_take`);
+    await pool.end();
+  });
+
+  /** Runs `deliver` while the one connection of the store's pool is held elsewhere, then frees it. */
+  async function withPoolTaken(hold: () => Promise<() => void>, store: TransactionalStore<unknown>) {
+    const free = await hold();
+    try {
+      return await deliver(store, samplePaymentPaidEvent({ paymentId: `p_${Math.random()}` }));
+    } finally {
+      free();
+    }
+  }
+
+  const expectPoolFull = ([status, logged]: [number, Logged[]]) => {
+    expect(status).toBe(503);
+    expect(logged.map((l) => l.message)).toEqual([
+      "The store's connection pool was full (size 1, 1 in use, 1 waiting) for storeTimeoutMs; answered 503 so the sender retries later. The database itself may be fine: size the pool for the deliveries (and the other work) that share it, and keep onPaymentPaid from holding ctx.tx on slow work.",
+    ]);
+    const err = logged[0]?.err as StorePoolFullError;
+    expect(err).toBeInstanceOf(StorePoolFullError);
+    expect(err.pool).toEqual({ size: 1, inUse: 1, waiting: 1 });
+    expect(err.cause).toBeInstanceOf(StoreTimeoutError);
+  };
+  const holdPg = (on: pg.Pool) => async () => {
+    const client = await on.connect();
+    return () => client.release();
+  };
+
+  it('PostgresStore, KyselyStore and DrizzleStore on a node-postgres pool', async () => {
+    const stores: TransactionalStore<unknown>[] = [
+      new PostgresStore({ pool, tableName: inbox }),
+      new KyselyStore({ db: new Kysely({ dialect: new PostgresDialect({ pool }) }), pool, tableName: inbox }),
+      new DrizzleStore({ db: drizzle(pool), tableName: inbox }),
+    ];
+    for (const store of stores) expectPoolFull(await withPoolTaken(holdPg(pool), store));
+    // Once the pool has a connection again, deliveries go through.
+    await waitFor('the pool to be idle', () => pool.idleCount === pool.totalCount, { timeoutMs: 10_000 }, 20);
+    const [status] = await deliver(stores[0] as TransactionalStore<unknown>, samplePaymentPaidEvent());
+    expect(status).toBe(200);
+  });
+
+  it('KnexStore on its pool (tarn)', async () => {
+    const knex = knexFactory({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 1 } });
+    try {
+      const holdKnex = async () => {
+        let free = () => {};
+        const held = new Promise<void>((resolve) => (free = resolve));
+        let started = () => {};
+        const running = new Promise<void>((resolve) => (started = resolve));
+        const transaction = knex.transaction(async (trx: Knex.Transaction) => {
+          await trx.raw('select 1');
+          started();
+          await held;
+        });
+        await running;
+        return () => {
+          free();
+          transaction.catch(() => {});
+        };
+      };
+      expectPoolFull(await withPoolTaken(holdKnex, new KnexStore({ knex, tableName: inbox })));
+      // The begin that came late is rolled back by the pipeline; its connection goes back before Knex ends.
+      const tarn = (knex.client as { pool: { numUsed(): number; numPendingAcquires(): number } }).pool;
+      await waitFor('the late begin to be rolled back', () => tarn.numUsed() + tarn.numPendingAcquires() === 0, {
+        timeoutMs: 10_000,
+      });
+    } finally {
+      await knex.destroy();
+    }
+  });
+
+  it('TypeOrmStore on the pool of its driver', async () => {
+    const dataSource = await new DataSource({ type: 'postgres', url: DATABASE_URL, poolSize: 1 }).initialize();
+    try {
+      const master = (dataSource.driver as unknown as { master: pg.Pool }).master;
+      expectPoolFull(await withPoolTaken(holdPg(master), new TypeOrmStore({ dataSource, tableName: inbox })));
+      await waitFor('the late begin to be rolled back', () => master.idleCount === master.totalCount, {
+        timeoutMs: 10_000,
+      });
+    } finally {
+      await dataSource.destroy();
+    }
+  });
+
+  it('a database that does not answer (the pool not full) keeps the timeout message', async () => {
+    // Accepts connections and never answers, as a hung server or a black-holed network does.
+    const sockets = new Set<Socket>();
+    const silent: Server = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    const stuck = new pg.Pool({
+      host: '127.0.0.1',
+      port,
+      user: 'x',
+      database: 'x',
+      max: 4,
+      connectionTimeoutMillis: 1_000,
+    });
+    stuck.on('error', () => {});
+    try {
+      const [status, logged] = await deliver(
+        new PostgresStore({ pool: stuck, tableName: inbox }),
+        samplePaymentPaidEvent(),
+      );
+      expect(status).toBe(503);
+      expect(logged.map((l) => l.message)).toEqual([
+        'The store did not answer within storeTimeoutMs; answered 503 so the sender retries later.',
+      ]);
+      expect(logged[0]?.err).toBeInstanceOf(StoreTimeoutError);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+      await stuck.end();
+    }
+  });
+});
