@@ -70,6 +70,7 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
   async #begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>> {
     const { store, client, dialect } = this.#binding;
     const table = this.#table;
+    if (client.busy?.()) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
     const held = await holdTransaction<Tx>((work) => client.transaction(work));
     let claim: ReturnType<typeof dialect.readClaim>;
     try {
@@ -131,8 +132,9 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
   }
 
   async #interrupt(session: unknown, how: Interruption): Promise<void> {
-    const statement = this.#binding.dialect.interrupt(session, how);
+    const { client, dialect } = this.#binding;
+    const statement = client.busy === undefined ? dialect.interrupt(session, how) : undefined;
     if (statement === undefined) return;
-    await this.#binding.client.queryOutside(statement).catch(() => undefined);
+    await client.queryOutside(statement).catch(() => undefined);
   }
 }
