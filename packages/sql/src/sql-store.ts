@@ -1,4 +1,10 @@
-import { holdTransaction, type InboxDraft, type TransactionalStore, type TransactionClaim } from '@service-pay/core';
+import {
+  type HeldTransaction,
+  holdTransaction,
+  type InboxDraft,
+  type TransactionalStore,
+  type TransactionClaim,
+} from '@service-pay/core';
 import { AutoMigration, autoMigrateOption } from './auto-migrate.js';
 import type { SqlClient } from './client.js';
 import type { Interruption, SqlDialect } from './dialect.js';
@@ -71,7 +77,14 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
     const { store, client, dialect } = this.#binding;
     const table = this.#table;
     if (client.busy?.()) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
-    const held = await holdTransaction<Tx>((work) => client.transaction(work));
+    let held: HeldTransaction<Tx>;
+    try {
+      held = await holdTransaction<Tx>((work) => client.transaction(work));
+    } catch (error) {
+      // A client whose BEGIN takes the lock (SQLite's BEGIN IMMEDIATE) meets another writer there.
+      if (dialect.isLockBusy(error)) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
+      throw error;
+    }
     let claim: ReturnType<typeof dialect.readClaim>;
     try {
       const statement = dialect.claim(table, key, draft === undefined ? undefined : { fingerprint, draft });
