@@ -1,4 +1,10 @@
-export { AutoMigration, autoMigrateOption, MissingTableError, migrateAdvice } from './auto-migrate.js';
+export {
+  type AutoMigrateOption,
+  AutoMigration,
+  autoMigrateOption,
+  MissingTableError,
+  migrateAdvice,
+} from './auto-migrate.js';
 export {
   type Row,
   resultOf,

@@ -1,4 +1,4 @@
-import { oneConnection, SqlStore } from '@service-pay/sql';
+import { type AutoMigrateOption, oneConnection, SqlStore } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { sqliteDialect } from '@service-pay/sql/sqlite';
 import type { Kysely, Transaction } from 'kysely';
@@ -13,17 +13,11 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
  * ```
  */
-export interface KyselyStoreOptions<DB> {
+export interface KyselyStoreOptions<DB> extends AutoMigrateOption {
   /** The app's `Kysely` instance on SQLite (`SqliteDialect` on a better-sqlite3 `Database`). */
   db: Kysely<DB>;
   /** `name` or `schema.name` of an attached database; default `service_pay_inbox`. */
   tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -34,9 +28,9 @@ export interface KyselyStoreOptions<DB> {
  * in-progress (409) at once; in another process it waits up to the connection's `busy_timeout` for the
  * lock, then answers in-progress.
  *
- * Inside `onPaymentPaid`, `db.transaction()` (or `db.startTransaction()`) on the `db` given here throws
- * `OwnTransactionError`: a transaction of the handler's own would commit its credit even when the
- * delivery fails, and the sender's retry would credit again. Use `ctx.tx`.
+ * The handler writes through `ctx.tx`: `db.transaction()` or `db.startTransaction()` on this `db` inside
+ * `onPaymentPaid` throws `OwnTransactionError` (that transaction would commit even when the delivery
+ * fails, and the retry would credit again).
  *
  * @example
  * ```ts
