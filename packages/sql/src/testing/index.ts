@@ -1,3 +1,4 @@
+export { autoMigrateCases, type EmptyDatabaseSubject } from './auto-migrate-cases.js';
 export {
   type CreditingStore,
   creditOnce,
