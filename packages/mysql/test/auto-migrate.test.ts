@@ -1,5 +1,5 @@
 import type { InboxDraft, TransactionalStore } from '@service-pay/core';
-import { beginFailures, creditOnce } from '@service-pay/sql/testing';
+import { autoMigrateCases, beginFailures, type EmptyDatabaseSubject } from '@service-pay/sql/testing';
 import { Kysely, MysqlDialect } from 'kysely';
 import { createPool } from 'mysql2';
 import type { Pool } from 'mysql2/promise';
@@ -12,24 +12,16 @@ import { ORM_CLIENTS } from './support/orm-clients.js';
 // The first delivery on an empty database is credited: each store creates its inbox and lock slots when a
 // delivery finds them missing (autoMigrate, on by default), here with a payment id of core's longest, 256
 // characters (the column was one short).
-interface Subject {
-  name: string;
-  inbox: string;
-  store: TransactionalStore<unknown>;
-  rows(text: string): Promise<Array<Record<string, unknown>>>;
-  close(): Promise<void>;
-}
-
 let pool: Pool;
 beforeAll(async () => {
   pool = await openPool();
 });
 afterAll(() => pool.end());
 
-const subjects: Array<() => Promise<Subject>> = [
+const subjects: Array<() => Promise<EmptyDatabaseSubject>> = [
   ...ORM_CLIENTS.map((make) => async () => {
     const client = await make();
-    return { ...client, store: client.store() } as unknown as Subject;
+    return { ...client, store: client.store() } as unknown as EmptyDatabaseSubject;
   }),
   async () => {
     const inbox = uniqueName('auto_inbox');
@@ -48,22 +40,8 @@ const subjects: Array<() => Promise<Subject>> = [
 const longest = `p_${'x'.repeat(254)}`;
 const draft: InboxDraft = { paymentId: longest, deliveryId: 'dl_test', source: 'webhook' };
 
-describe.each(subjects.map((make, i) => [i, make] as const))('store %i on an empty database', (_, make) => {
-  it('creates its inbox on the first delivery and credits a 256-character payment id', async () => {
-    const subject = await make();
-    try {
-      await subject.rows(`drop table if exists ${subject.inbox}, ${subject.inbox}_keys`);
-      const key = `auto:${Math.random()}`;
-      // The inbox row is what is checked here: the handler writes nothing else.
-      await creditOnce({ store: subject.store, credit: async () => {} }, key, longest);
-      expect(await subject.store.begin(key, 'fp', draft)).toEqual({ state: 'completed', fingerprint: 'fp' });
-      const [row] = await subject.rows(`select payment_id from ${subject.inbox} where \`key\` = '${key}'`);
-      expect(row?.payment_id).toBe(longest);
-    } finally {
-      await subject.close();
-    }
-  });
-});
+const dropInbox = ({ inbox, rows }: EmptyDatabaseSubject) => rows(`drop table if exists ${inbox}, ${inbox}_keys`);
+for (const c of autoMigrateCases({ keyColumn: '`key`', dropInbox }, subjects)) it(c.name, c.run);
 
 describe('an inbox made by an earlier version', () => {
   it('is widened by migrate(): payment_id VARCHAR(255) takes core’s 256 characters after it', async () => {

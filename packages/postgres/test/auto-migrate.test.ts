@@ -1,5 +1,5 @@
-import type { InboxDraft, TransactionalStore } from '@service-pay/core';
-import { beginFailures, creditOnce } from '@service-pay/sql/testing';
+import type { TransactionalStore } from '@service-pay/core';
+import { autoMigrateCases, beginFailures, type EmptyDatabaseSubject } from '@service-pay/sql/testing';
 import knexFactory from 'knex';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
@@ -11,45 +11,20 @@ import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
 import { postgresFlavour, postgresJsFlavour } from './support/flavours.js';
 import { ORM_CLIENTS } from './support/orm-clients.js';
 
-// The first delivery on an empty database is credited: each store creates its inbox when a delivery
-// finds it missing (autoMigrate, on by default), here with a payment id of core's longest, 256 characters.
-interface Subject {
-  name: string;
-  inbox: string;
-  store: TransactionalStore<unknown>;
-  rows(text: string): Promise<Array<Record<string, unknown>>>;
-  close(): Promise<void>;
-}
-
-const subjects: Array<() => Promise<Subject>> = [
+const subjects: Array<() => Promise<EmptyDatabaseSubject>> = [
   ...ORM_CLIENTS.map((make) => async () => {
     const client = await make();
-    return { ...client, store: client.store() } as unknown as Subject;
+    return { ...client, store: client.store() } as unknown as EmptyDatabaseSubject;
   }),
-  async () => (await postgresFlavour()) as unknown as Subject,
-  async () => (await postgresJsFlavour()) as unknown as Subject,
+  async () => (await postgresFlavour()) as unknown as EmptyDatabaseSubject,
+  async () => (await postgresJsFlavour()) as unknown as EmptyDatabaseSubject,
 ];
 
-const longest = `p_${'x'.repeat(254)}`;
-const draft: InboxDraft = { paymentId: longest, deliveryId: 'dl_test', source: 'webhook' };
-
-describe.each(subjects.map((make, i) => [i, make] as const))('store %i on an empty database', (_, make) => {
-  it('creates its inbox on the first delivery and credits a 256-character payment id', async () => {
-    const subject = await make();
-    try {
-      await subject.rows(`drop table ${subject.inbox} cascade`);
-      await subject.rows(`drop function if exists ${subject.inbox}_claim, ${subject.inbox}_take`);
-      const key = `auto:${Math.random()}`;
-      // The inbox row is what is checked here: the handler writes nothing else.
-      await creditOnce({ store: subject.store, credit: async () => {} }, key, longest);
-      expect(await subject.store.begin(key, 'fp', draft)).toEqual({ state: 'completed', fingerprint: 'fp' });
-      const [row] = await subject.rows(`select payment_id from ${subject.inbox} where key = '${key}'`);
-      expect(row?.payment_id).toBe(longest);
-    } finally {
-      await subject.close();
-    }
-  });
-});
+const dropInbox = async ({ inbox, rows }: EmptyDatabaseSubject) => {
+  await rows(`drop table ${inbox} cascade`);
+  await rows(`drop function if exists ${inbox}_claim, ${inbox}_take`);
+};
+for (const c of autoMigrateCases({ keyColumn: 'key', dropInbox }, subjects)) it(c.name, c.run);
 
 describe('autoMigrate: false', () => {
   let pool: pg.Pool;

@@ -36,13 +36,15 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
   ) {
     const { store, client, dialect } = context;
     const ended = () => this.#ended;
-    this.tx = guardTransaction(client.guard?.(held.tx, ended) ?? held.tx, {
-      ended,
-      rawTextMethods: client.rawTextMethods,
-      endsTransaction: (text) => dialect.endsTransaction(text),
-      endedError: () => endedError(store),
-      nestedError: () => nestedTransactionError(store),
-    });
+    this.tx =
+      client.guard?.(held.tx, ended) ??
+      guardTransaction(held.tx, {
+        ended,
+        rawTextMethods: client.rawTextMethods,
+        endsTransaction: (text) => dialect.endsTransaction(text),
+        endedError: () => endedError(store),
+        nestedError: () => nestedTransactionError(store),
+      });
   }
 
   run<T>(handler: () => Promise<T>): Promise<T> {

@@ -1,4 +1,5 @@
 export {
+  type AutoMigrateOption,
   AutoMigration,
   autoMigrateOption,
   InboxTableMismatchError,
@@ -16,6 +17,7 @@ export {
 export type { PrismaLike, PrismaTransaction } from './clients/prisma.js';
 export type { ClaimResult, Interruption, SqlDialect } from './dialect.js';
 export { HeldSession, type HeldSessionContext } from './held-session.js';
+export { oneConnection } from './one-connection.js';
 export { IN_PROGRESS_RETRY_MS, milliseconds, PRUNE_BATCH, pruneAge } from './prune-age.js';
 export { INTERRUPT_GRACE_MS, ROLLBACK_GRACE_MS, rollBackInterrupting } from './rollback-escalation.js';
 export { type SqlBinding, SqlStore } from './sql-store.js';

@@ -1,4 +1,5 @@
 import {
+  type HeldTransaction,
   holdTransaction,
   type InboxDraft,
   type StorePoolState,
@@ -78,7 +79,15 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
   async #begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>> {
     const { store, client, dialect } = this.#binding;
     const table = this.#table;
-    const held = await holdTransaction<Tx>((work) => client.transaction(work));
+    if (client.busy?.()) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
+    let held: HeldTransaction<Tx>;
+    try {
+      held = await holdTransaction<Tx>((work) => client.transaction(work));
+    } catch (error) {
+      // A client whose BEGIN takes the lock (SQLite's BEGIN IMMEDIATE) meets another writer there.
+      if (dialect.isLockBusy(error)) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
+      throw error;
+    }
     let claim: ReturnType<typeof dialect.readClaim>;
     try {
       const statement = dialect.claim(table, key, draft === undefined ? undefined : { fingerprint, draft });
@@ -173,8 +182,9 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
   }
 
   async #interrupt(session: unknown, how: Interruption): Promise<void> {
-    const statement = this.#binding.dialect.interrupt(session, how);
+    const { client, dialect } = this.#binding;
+    const statement = client.busy === undefined ? dialect.interrupt(session, how) : undefined;
     if (statement === undefined) return;
-    await this.#binding.client.queryOutside(statement).catch(() => undefined);
+    await client.queryOutside(statement).catch(() => undefined);
   }
 }

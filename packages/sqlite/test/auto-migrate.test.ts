@@ -1,28 +1,35 @@
-import type { InboxDraft } from '@service-pay/core';
+import { autoMigrateCases, type EmptyDatabaseSubject } from '@service-pay/sql/testing';
 import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/index.js';
+import { KyselyStore } from '../src/kysely.js';
 
-// The first delivery on an empty database is credited: the store creates its inbox when a delivery finds
-// it missing (autoMigrate, on by default), here with a payment id of core's longest, 256 characters.
-const longest = `p_${'x'.repeat(254)}`;
-const draft: InboxDraft = { paymentId: longest, deliveryId: 'dl_auto_migrate', source: 'webhook' };
-
-describe('SqliteStore on an empty database', () => {
-  it('creates its inbox on the first delivery and credits a 256-character payment id', async () => {
+function subject(name: string, store: (database: Database.Database) => EmptyDatabaseSubject['store']) {
+  return async (): Promise<EmptyDatabaseSubject> => {
     const database = new Database(':memory:');
-    try {
-      const store = new SqliteStore({ database });
-      const claim = await store.begin('auto:1', 'fp');
-      if (claim.state !== 'claimed') throw new Error(`expected a claim, got ${claim.state}`);
-      await claim.session.commit({ outcome: 'credited', ...draft });
-      expect(await store.begin('auto:1', 'fp')).toEqual({ state: 'completed', fingerprint: 'fp' });
-      const row = database.prepare('select payment_id from service_pay_inbox').get() as { payment_id: string };
-      expect(row.payment_id).toBe(longest);
-    } finally {
-      database.close();
-    }
-  });
+    return {
+      name,
+      inbox: 'service_pay_inbox',
+      store: store(database),
+      rows: async (text) => database.prepare(text).all() as Array<Record<string, unknown>>,
+      close: async () => {
+        database.close();
+      },
+    };
+  };
+}
+
+describe('SQLite stores on an empty database', () => {
+  const subjects = [
+    subject('SqliteStore', (database) => new SqliteStore({ database }) as EmptyDatabaseSubject['store']),
+    subject(
+      'KyselyStore',
+      (database) => new KyselyStore({ db: new Kysely({ dialect: new SqliteDialect({ database }) }) }),
+    ),
+  ];
+  // An in-memory database starts empty: nothing to drop.
+  for (const c of autoMigrateCases({ keyColumn: 'key', dropInbox: async () => {} }, subjects)) it(c.name, c.run);
 
   it('with autoMigrate: false, says which store met the missing table and how to create it', async () => {
     const database = new Database(':memory:');

@@ -1,8 +1,13 @@
+export { autoMigrateCases, type EmptyDatabaseSubject } from './auto-migrate-cases.js';
 export {
   beginFailures,
   type CreditingStore,
   creditOnce,
   type DeliveryRoundTrips,
   deliveryRoundTrips,
+  ormRoundTripSubject,
+  type RoundTripSubject,
+  roundTripCases,
 } from './deliveries.js';
+export { type OrmClient, type OrmDatabase, type OrmStore, ormStoreCases } from './orm-store-cases.js';
 export { type RoundTripProxy, startRoundTripProxy, type WireProtocol } from './round-trip-proxy.js';
