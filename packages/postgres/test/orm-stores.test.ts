@@ -1,6 +1,7 @@
 import { createWebhookHandler, type PaymentPaidEvent, signWebhook, type WebhookRequest } from '@service-pay/core';
 import { OwnTransactionError } from '@service-pay/core/node';
 import { samplePaymentPaidEvent, transactionalStoreConformance } from '@service-pay/core/testing';
+import { writeGuardCases } from '@service-pay/sql/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORM_CLIENTS, type OrmClient } from './support/orm-clients.js';
 
@@ -16,6 +17,16 @@ function delivery(event: PaymentPaidEvent, attempt = 1): WebhookRequest {
   const { body, headers } = signWebhook({ event, secret: SECRET, deliveryId: `dl_orm_${event.paymentId}_${attempt}` });
   return { method: 'POST', headers, rawBody: body };
 }
+
+/** Each client's own-transaction forms, as its fixture names them (support/orm-clients.ts). */
+const OWN_TRANSACTIONS: Record<string, string[]> = {
+  kysely: ['db.transaction()', 'db.startTransaction()', 'pool.connect() + BEGIN'],
+  drizzleNodePostgres: ['db.transaction()', 'pool.connect() + BEGIN'],
+  drizzlePostgresJs: ['db.transaction()', 'sql.begin()'],
+  knex: ['knex.transaction()', 'knex.transactionProvider()'],
+  typeOrm: ['dataSource.transaction()', 'dataSource.manager.transaction()', 'queryRunner.startTransaction()'],
+  prisma: ['prisma.$transaction(fn)', 'prisma.$transaction([...])'],
+};
 
 for (const open of ORM_CLIENTS) {
   // biome-ignore lint/suspicious/noExplicitAny: each client has its own transaction type
@@ -35,6 +46,30 @@ for (const open of ORM_CLIENTS) {
         write: (tx, marker) => client.write(tx, marker),
         count: (marker) => client.count(marker),
         slowQuery: (tx, ms) => client.slowQuery(tx, ms),
+      });
+      for (const c of cases) it(c.name, c.run);
+    });
+
+    describe('the delivery transaction is the only way to write', () => {
+      const cases = writeGuardCases({
+        store: () => client.store(),
+        write: (tx, marker) => client.write(tx, marker),
+        count: (marker) => client.count(marker),
+        get lazy() {
+          return client.guard.lazy;
+        },
+        startWrite: (tx, marker) => client.guard.startWrite(tx, marker),
+        globalWrite: (marker) => client.guard.globalWrite(marker),
+        globalRead: () => client.guard.globalRead(),
+        // Named now (the cases are listed before the client opens), run on the client once it is open.
+        ownTransactions: Object.fromEntries(
+          (OWN_TRANSACTIONS[label] ?? []).map((name) => [
+            name,
+            (marker: string) => (client.guard.ownTransactions[name] as (m: string) => PromiseLike<unknown>)(marker),
+          ]),
+        ),
+        stepwise: ['pool.connect() + BEGIN'],
+        poolOfOne: () => (client.guard.poolOfOne as NonNullable<typeof client.guard.poolOfOne>)(),
       });
       for (const c of cases) it(c.name, c.run);
     });

@@ -1,4 +1,5 @@
 import { holdTransaction, type InboxDraft, type TransactionalStore, type TransactionClaim } from '@service-pay/core';
+import { asStoreWork } from '@service-pay/core/node';
 import { AutoMigration, autoMigrateOption } from './auto-migrate.js';
 import type { SqlClient } from './client.js';
 import type { Interruption, SqlDialect } from './dialect.js';
@@ -70,7 +71,8 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
   async #begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>> {
     const { store, client, dialect } = this.#binding;
     const table = this.#table;
-    const held = await holdTransaction<Tx>((work) => client.transaction(work));
+    // The connection the client checks out for it is the store's: its guard never judges ctx.tx's statements.
+    const held = await holdTransaction<Tx>((work) => asStoreWork(() => client.transaction(work)));
     let claim: ReturnType<typeof dialect.readClaim>;
     try {
       const statement = dialect.claim(table, key, draft === undefined ? undefined : { fingerprint, draft });
