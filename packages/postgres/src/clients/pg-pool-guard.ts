@@ -8,8 +8,13 @@ import {
 import { statementKind } from '@service-pay/sql';
 import type { Pool, PoolClient } from 'pg';
 
-/** How a pool client was checked out: by the store for a delivery, by `pool.query` (already judged), or by the app. */
-type Checkout = 'store' | 'judged' | 'app';
+/**
+ * How a pool client was checked out: by the store for a delivery, by `pool.query` (already judged), or by
+ * the app, with the delivery it was asked for in, if any: such a client stays that delivery's even if it
+ * arrives after the delivery ended (it waited behind the delivery's own), so its writes stay refused.
+ */
+type Checkout = 'store' | 'judged' | { app: Running | undefined };
+type Running = NonNullable<ReturnType<ClientGuard['running']>>;
 
 /**
  * Refuses, during a delivery of a store given `pool`, the writes and own transactions the handler sends
@@ -32,7 +37,7 @@ export function guardPgPool(pool: Pool, scope: object, store: string): void {
   let insideQuery = false;
 
   wrapMethod(pool, guard, 'query', (original, args) => {
-    const refused = judge(guard, args, 'pool.query');
+    const refused = judge(guard.running(), args, 'pool.query');
     if (refused !== undefined) return refused.answer;
     insideQuery = true;
     try {
@@ -43,7 +48,7 @@ export function guardPgPool(pool: Pool, scope: object, store: string): void {
   });
 
   wrapMethod(pool, guard, 'connect', (original, args) => {
-    const kind: Checkout = insideQuery ? 'judged' : guard.storeWork() ? 'store' : 'app';
+    const kind: Checkout = insideQuery ? 'judged' : guard.storeWork() ? 'store' : { app: guard.running() };
     const mark = (client: PoolClient | undefined) => {
       if (client === undefined) return;
       checkouts.set(client, kind);
@@ -72,8 +77,8 @@ export function guardPgPool(pool: Pool, scope: object, store: string): void {
       writable: true,
       value: function query(this: unknown, ...args: unknown[]) {
         const kind = checkouts.get(client);
-        if (kind === 'app') {
-          const refused = judge(guard, args, "a client of pool.connect()'s query");
+        if (typeof kind === 'object') {
+          const refused = judge(guard.running() ?? kind.app, args, "a client of pool.connect()'s query");
           if (refused !== undefined) return refused.answer;
         }
         return (original as (...a: unknown[]) => unknown).apply(this, args);
@@ -86,8 +91,7 @@ export function guardPgPool(pool: Pool, scope: object, store: string): void {
  * The refusal of a pg `query(...)` call made in a delivery, answered as node-postgres answers (the
  * callback's error, or a rejected promise), or undefined to let it run.
  */
-function judge(guard: ClientGuard, args: unknown[], via: string): { answer: unknown } | undefined {
-  const inside = guard.running();
+function judge(inside: Running | undefined, args: unknown[], via: string): { answer: unknown } | undefined {
   if (inside === undefined) return undefined;
   const first = args[0] as { text?: unknown } | string | null;
   const text = typeof first === 'string' ? first : first?.text;
