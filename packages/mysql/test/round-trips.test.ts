@@ -1,7 +1,11 @@
-import type { TransactionalStore } from '@service-pay/core';
-import { deliveryRoundTrips, startRoundTripProxy } from '@service-pay/sql/testing';
+import {
+  ormRoundTripSubject,
+  type RoundTripSubject,
+  roundTripCases,
+  startRoundTripProxy,
+} from '@service-pay/sql/testing';
 import type { PoolConnection } from 'mysql2/promise';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
 
 // Round trips of one delivery, counted by what the server answers (a proxy in front of it counts every
@@ -22,24 +26,8 @@ const { openPool, uniqueName } = await import('./support/database.js');
 
 afterAll(() => proxy.close());
 
-interface Subject {
-  name: string;
-  store: TransactionalStore<never>;
-  credit(tx: never, marker: string): Promise<unknown>;
-  close(): Promise<void>;
-}
-
-const subjects: Array<() => Promise<Subject>> = [
-  ...ORM_CLIENTS.map((make) => async () => {
-    const client = await make();
-    const subject = {
-      name: client.name,
-      store: client.store(),
-      credit: (tx: never, marker: string) => client.write(tx, marker),
-      close: () => client.close(),
-    };
-    return subject as unknown as Subject;
-  }),
+const subjects: Array<() => Promise<RoundTripSubject<never>>> = [
+  ...ORM_CLIENTS.map(ormRoundTripSubject),
   async () => {
     const pool = await openPool();
     const inbox = uniqueName('rt_inbox');
@@ -56,22 +44,8 @@ const subjects: Array<() => Promise<Subject>> = [
         await pool.end();
       },
     };
-    return subject as unknown as Subject;
+    return subject as unknown as RoundTripSubject<never>;
   },
 ];
 
-describe.each(subjects.map((make, i) => [i, make] as const))('round trips, MariaDB, client %i', (_, make) => {
-  it('fresh: at most one more than the hand-rolled 4; duplicate: no more than its 3', async () => {
-    const subject = await make();
-    try {
-      const { fresh, credit, duplicate } = await deliveryRoundTrips(proxy, subject);
-      console.info(
-        `round trips on MariaDB, ${subject.name}: fresh ${fresh} (the credit ${credit}), duplicate ${duplicate}`,
-      );
-      expect(fresh - credit).toBeLessThanOrEqual(LIMIT.fresh - 1);
-      expect(duplicate).toBeLessThanOrEqual(LIMIT.duplicate);
-    } finally {
-      await subject.close();
-    }
-  });
-});
+for (const c of roundTripCases(proxy, 'MariaDB', LIMIT, subjects)) it(c.name, c.run);

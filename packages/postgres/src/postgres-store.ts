@@ -1,10 +1,9 @@
 import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
-import { AutoMigration, autoMigrateOption } from '@service-pay/sql';
-import { InboxSql, tableName } from '@service-pay/sql/postgres';
+import { type SqlClient, SqlStore } from '@service-pay/sql';
+import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Pool, PoolClient } from 'pg';
-import { type Driver, pruneAge } from './driver.js';
-import { PgDriver } from './pg-driver.js';
-import { PGliteDriver } from './pglite-driver.js';
+import { nodePostgresClient } from './clients/node-postgres.js';
+import { pgliteClient } from './clients/pglite.js';
 import type { PGliteLike, PGliteTransaction } from './pglite-types.js';
 import { keepPoolErrorsFromCrashing } from './pool-errors.js';
 
@@ -77,10 +76,11 @@ export interface PostgresStoreConstructor {
  * A transactional store on PostgreSQL (node-postgres) or PGlite: the handler runs inside the store's
  * transaction (`ctx.tx`), and its writes and the dedupe record commit together or not at all.
  *
- * For each fresh key the store opens a transaction, takes the key without waiting (a transaction-level
- * advisory lock; held elsewhere -> 409 at once), reads the inbox row (found -> duplicate or conflict), runs
- * the handler, then inserts the row and commits, in one round trip. A crash, a lost connection or a
- * deadline rolls everything back and frees the key at once: no lease, no expiry, nothing orphaned.
+ * For each fresh key the store opens a transaction and, in the same round trip, takes the key without
+ * waiting (a transaction-level advisory lock; held elsewhere -> 409 at once) and writes its inbox row, or
+ * finds the row recorded before (duplicate or conflict); then it runs the handler and commits. A crash, a
+ * lost connection or a deadline rolls everything back and frees the key at once: no lease, no expiry,
+ * nothing orphaned.
  *
  * @example
  * ```ts
@@ -116,52 +116,43 @@ export interface PostgresStore<Tx = PoolClient> extends TransactionalStore<Tx> {
   prune(options: { olderThanMs: number }): Promise<number>;
 }
 
-class Store<Tx> implements PostgresStore<Tx> {
-  readonly kind = 'transactional';
-  readonly tableName: string;
-  readonly #driver: Driver<Tx>;
-  readonly #auto: AutoMigration;
-
+class Store<Tx> extends SqlStore<Tx> {
   constructor(options: PostgresPoolOptions | PGliteStoreOptions) {
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError('PostgresStore: pass { pool } (a node-postgres Pool) or { pglite } (a PGlite).');
-    }
-    const table = tableName(options.tableName);
-    this.#auto = new AutoMigration(autoMigrateOption(options.autoMigrate, 'PostgresStore'), () => this.migrate());
-    const sql = new InboxSql(table);
-    this.tableName = table.name;
-    const { pool } = options as Partial<PostgresPoolOptions>;
-    const { pglite } = options as Partial<PGliteStoreOptions>;
-    if (pool !== undefined && pglite !== undefined) {
-      throw new TypeError('PostgresStore: pass either pool or pglite, not both.');
-    }
-    if (pool !== undefined) {
-      if (typeof pool?.connect !== 'function' || typeof pool.query !== 'function') {
-        throw new TypeError('PostgresStore: options.pool must be a node-postgres Pool (new pg.Pool(...)).');
-      }
-      keepPoolErrorsFromCrashing(pool);
-      this.#driver = new PgDriver(pool, sql) as unknown as Driver<Tx>;
-    } else if (pglite !== undefined) {
-      if (typeof pglite?.transaction !== 'function' || typeof pglite.query !== 'function') {
-        throw new TypeError('PostgresStore: options.pglite must be a PGlite instance (await PGlite.create(...)).');
-      }
-      this.#driver = new PGliteDriver(pglite as never, sql) as unknown as Driver<Tx>;
-    } else {
-      throw new TypeError('PostgresStore: pass { pool } (a node-postgres Pool) or { pglite } (a PGlite).');
-    }
+    super({
+      store: 'PostgresStore',
+      client: clientOf(options) as unknown as SqlClient<Tx>,
+      dialect: postgresDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope: {},
+    });
   }
+}
 
-  begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>> {
-    return this.#auto.run(() => this.#driver.begin(key, fingerprint));
+/** The client the options name: node-postgres for `pool`, PGlite for `pglite`; a clear error otherwise. */
+function clientOf(options: PostgresPoolOptions | PGliteStoreOptions): SqlClient<PoolClient | PGliteTransaction> {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError('PostgresStore: pass { pool } (a node-postgres Pool) or { pglite } (a PGlite).');
   }
-
-  migrate(): Promise<void> {
-    return this.#driver.migrate();
+  const { pool } = options as Partial<PostgresPoolOptions>;
+  const { pglite } = options as Partial<PGliteStoreOptions>;
+  if (pool !== undefined && pglite !== undefined) {
+    throw new TypeError('PostgresStore: pass either pool or pglite, not both.');
   }
-
-  async prune(options: { olderThanMs: number }): Promise<number> {
-    return await this.#driver.prune(pruneAge(options, 'PostgresStore'));
+  if (pool !== undefined) {
+    if (typeof pool?.connect !== 'function' || typeof pool.query !== 'function') {
+      throw new TypeError('PostgresStore: options.pool must be a node-postgres Pool (new pg.Pool(...)).');
+    }
+    keepPoolErrorsFromCrashing(pool);
+    return nodePostgresClient(pool, 'PostgresStore') as SqlClient<PoolClient | PGliteTransaction>;
   }
+  if (pglite !== undefined) {
+    if (typeof pglite?.transaction !== 'function' || typeof pglite.query !== 'function') {
+      throw new TypeError('PostgresStore: options.pglite must be a PGlite instance (await PGlite.create(...)).');
+    }
+    return pgliteClient(pglite, 'PostgresStore') as SqlClient<PoolClient | PGliteTransaction>;
+  }
+  throw new TypeError('PostgresStore: pass { pool } (a node-postgres Pool) or { pglite } (a PGlite).');
 }
 
 /**

@@ -1,6 +1,10 @@
-import type { TransactionalStore } from '@service-pay/core';
-import { deliveryRoundTrips, startRoundTripProxy } from '@service-pay/sql/testing';
-import { afterAll, describe, expect, it } from 'vitest';
+import {
+  ormRoundTripSubject,
+  type RoundTripSubject,
+  roundTripCases,
+  startRoundTripProxy,
+} from '@service-pay/sql/testing';
+import { afterAll, it } from 'vitest';
 
 // Round trips of one delivery, counted by what the server answers (a proxy in front of it counts every
 // ReadyForQuery), for every client. The hand-rolled transaction is the yardstick: BEGIN; INSERT ... ON
@@ -18,46 +22,10 @@ const { postgresFlavour, postgresJsFlavour } = await import('./support/flavours.
 
 afterAll(() => proxy.close());
 
-interface Subject<Tx> {
-  name: string;
-  store: TransactionalStore<Tx>;
-  credit(tx: Tx, marker: string): Promise<unknown>;
-  close(): Promise<void>;
-}
-
-const subjects: Array<() => Promise<Subject<never>>> = [
-  ...ORM_CLIENTS.map((make) => async () => {
-    const client = await make();
-    const subject = {
-      name: client.name,
-      store: client.store(),
-      credit: (tx: never, marker: string) => client.write(tx, marker),
-      close: () => client.close(),
-    };
-    return subject as unknown as Subject<never>;
-  }),
-  async () => {
-    const flavour = await postgresFlavour();
-    return { name: flavour.name, store: flavour.store, credit: flavour.credit, close: flavour.close } as never;
-  },
-  async () => {
-    const flavour = await postgresJsFlavour();
-    return { name: flavour.name, store: flavour.store, credit: flavour.credit, close: flavour.close } as never;
-  },
+const subjects: Array<() => Promise<RoundTripSubject<never>>> = [
+  ...ORM_CLIENTS.map(ormRoundTripSubject),
+  async () => (await postgresFlavour()) as unknown as RoundTripSubject<never>,
+  async () => (await postgresJsFlavour()) as unknown as RoundTripSubject<never>,
 ];
 
-describe.each(subjects.map((make, i) => [i, make] as const))('round trips, PostgreSQL, client %i', (_, make) => {
-  it('fresh: no more than the hand-rolled 4; duplicate: no more than its 3', async () => {
-    const subject = await make();
-    try {
-      const { fresh, credit, duplicate } = await deliveryRoundTrips(proxy, subject);
-      console.info(
-        `round trips on PostgreSQL, ${subject.name}: fresh ${fresh} (the credit ${credit}), duplicate ${duplicate}`,
-      );
-      expect(fresh - credit).toBeLessThanOrEqual(HAND_ROLLED.fresh - 1);
-      expect(duplicate).toBeLessThanOrEqual(HAND_ROLLED.duplicate);
-    } finally {
-      await subject.close();
-    }
-  });
-});
+for (const c of roundTripCases(proxy, 'PostgreSQL', HAND_ROLLED, subjects)) it(c.name, c.run);

@@ -233,7 +233,7 @@ describe('PostgresStore on PGlite: migrate and prune', () => {
 
 describe('transaction control through ctx.tx', () => {
   it('tells statements that would end the delivery transaction from those that do not', async () => {
-    const { endsTransaction } = await import('../src/driver.js');
+    const { endsPostgresTransaction: endsTransaction } = await import('@service-pay/sql/postgres');
     for (const text of [
       'begin',
       ' BEGIN ISOLATION LEVEL SERIALIZABLE',

@@ -12,6 +12,23 @@ export class MissingTableError extends Error {
 }
 
 /**
+ * The `autoMigrate` option, as every SQL store's options take it.
+ *
+ * @example
+ * ```ts
+ * interface KyselyStoreOptions<DB> extends AutoMigrateOption { db: Kysely<DB> }
+ * ```
+ */
+export interface AutoMigrateOption {
+  /**
+   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
+   * empty database is credited. `false`: a missing table answers 503 with how to create it
+   * (`await store.migrate()`).
+   */
+  autoMigrate?: boolean | undefined;
+}
+
+/**
  * `autoMigrate`, checked: `true` when not given, a TypeError naming the store when not a boolean.
  *
  * @example

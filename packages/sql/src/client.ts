@@ -47,10 +47,19 @@ export interface SqlClient<Tx> {
   /** Names of `tx`'s methods that take SQL text first (checked for BEGIN/COMMIT/ROLLBACK). */
   readonly rawTextMethods: readonly string[];
   /**
-   * Optional: what else of `tx` the handler must not touch, for a client whose transaction object is a
-   * bare connection (mysql2's `commit()`, `release()`); `ended` says when the delivery is over.
+   * Optional: `tx` as the handler sees it, for a client whose transaction object the generic guard does not
+   * fit: a bare connection with calls of its own to refuse (mysql2's `commit()`, node-postgres'
+   * `release()`), or callers that expect a refusal as a rejection or a callback's error (node-postgres,
+   * PGlite). Given, it is the whole guard: it refuses every statement once `ended()` says the delivery is
+   * over, and any statement that would end the transaction.
    */
   guard?(tx: Tx, ended: () => boolean): Tx;
+  /**
+   * Optional, for a database of one connection (PGlite): whether a transaction of the client holds it now.
+   * `begin` then answers in-progress at once instead of queueing behind it (it may run until the handler's
+   * deadline), and a rollback interrupts nothing: there is no other connection to send it from.
+   */
+  busy?(): boolean;
 }
 
 /** A statement without values. */

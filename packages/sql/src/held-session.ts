@@ -45,13 +45,14 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     this.#pending = new PendingQueries(store);
     // Outermost, so it sees what the handler gets back from every call (the guards below refuse first).
     this.tx = this.#pending.wrap(
-      guardTransaction(client.guard?.(held.tx, ended) ?? held.tx, {
-        ended,
-        rawTextMethods: client.rawTextMethods,
-        endsTransaction: (text) => dialect.endsTransaction(text),
-        endedError: () => endedError(store),
-        nestedError: () => nestedTransactionError(store),
-      }),
+      client.guard?.(held.tx, ended) ??
+        guardTransaction(held.tx, {
+          ended,
+          rawTextMethods: client.rawTextMethods,
+          endsTransaction: (text) => dialect.endsTransaction(text),
+          endedError: () => endedError(store),
+          nestedError: () => nestedTransactionError(store),
+        }),
     );
   }
 

@@ -1,4 +1,10 @@
-export { AutoMigration, autoMigrateOption, MissingTableError, migrateAdvice } from './auto-migrate.js';
+export {
+  type AutoMigrateOption,
+  AutoMigration,
+  autoMigrateOption,
+  MissingTableError,
+  migrateAdvice,
+} from './auto-migrate.js';
 export {
   type Row,
   resultOf,
@@ -10,6 +16,7 @@ export {
 export type { PrismaLike, PrismaTransaction } from './clients/prisma.js';
 export type { ClaimResult, Interruption, SqlDialect } from './dialect.js';
 export { HeldSession, type HeldSessionContext } from './held-session.js';
+export { oneConnection } from './one-connection.js';
 export { PendingQueries, QueryNotAwaitedError } from './pending-queries.js';
 export { IN_PROGRESS_RETRY_MS, milliseconds, PRUNE_BATCH, pruneAge } from './prune-age.js';
 export { INTERRUPT_GRACE_MS, ROLLBACK_GRACE_MS, rollBackInterrupting } from './rollback-escalation.js';

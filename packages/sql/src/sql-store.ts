@@ -1,4 +1,10 @@
-import { holdTransaction, type InboxDraft, type TransactionalStore, type TransactionClaim } from '@service-pay/core';
+import {
+  type HeldTransaction,
+  holdTransaction,
+  type InboxDraft,
+  type TransactionalStore,
+  type TransactionClaim,
+} from '@service-pay/core';
 import { asStoreWork } from '@service-pay/core/node';
 import { AutoMigration, autoMigrateOption } from './auto-migrate.js';
 import type { SqlClient } from './client.js';
@@ -71,8 +77,16 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
   async #begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>> {
     const { store, client, dialect } = this.#binding;
     const table = this.#table;
-    // The connection the client checks out for it is the store's: its guard never judges ctx.tx's statements.
-    const held = await holdTransaction<Tx>((work) => asStoreWork(() => client.transaction(work)));
+    if (client.busy?.()) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
+    let held: HeldTransaction<Tx>;
+    try {
+      // The connection the client checks out for it is the store's: its guard never judges ctx.tx's statements.
+      held = await holdTransaction<Tx>((work) => asStoreWork(() => client.transaction(work)));
+    } catch (error) {
+      // A client whose BEGIN takes the lock (SQLite's BEGIN IMMEDIATE) meets another writer there.
+      if (dialect.isLockBusy(error)) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
+      throw error;
+    }
     let claim: ReturnType<typeof dialect.readClaim>;
     try {
       const statement = dialect.claim(table, key, draft === undefined ? undefined : { fingerprint, draft });
@@ -133,8 +147,9 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
   }
 
   async #interrupt(session: unknown, how: Interruption): Promise<void> {
-    const statement = this.#binding.dialect.interrupt(session, how);
+    const { client, dialect } = this.#binding;
+    const statement = client.busy === undefined ? dialect.interrupt(session, how) : undefined;
     if (statement === undefined) return;
-    await this.#binding.client.queryOutside(statement).catch(() => undefined);
+    await client.queryOutside(statement).catch(() => undefined);
   }
 }

@@ -1,9 +1,8 @@
 import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
-import { AutoMigration, autoMigrateOption, pruneAge } from '@service-pay/sql';
-import { InboxSql, tableName } from '@service-pay/sql/sqlite';
+import { type SqlClient, SqlStore } from '@service-pay/sql';
+import { sqliteDialect } from '@service-pay/sql/sqlite';
 import type { Database } from 'better-sqlite3';
-import { BetterSqlite3Driver } from './better-sqlite3-driver.js';
-import type { Driver } from './driver.js';
+import { betterSqlite3Client } from './clients/better-sqlite3.js';
 
 /**
  * Options every client shares.
@@ -121,46 +120,36 @@ export interface SqliteStore<Tx = Database> extends TransactionalStore<Tx> {
 
 const USAGE = "SqliteStore: pass { database } (a better-sqlite3 Database: new Database('shop.db')).";
 
-class Store<Tx> implements SqliteStore<Tx> {
-  readonly kind = 'transactional';
-  readonly tableName: string;
-  readonly #driver: Driver<Tx>;
-  readonly #auto: AutoMigration;
-
+class Store<Tx> extends SqlStore<Tx> {
   constructor(options: BetterSqlite3StoreOptions<SqliteDatabaseLike>) {
-    if (options === null || typeof options !== 'object') throw new TypeError(USAGE);
-    const table = tableName(options.tableName);
-    this.#auto = new AutoMigration(autoMigrateOption(options.autoMigrate, 'SqliteStore'), () => this.migrate());
-    const sql = new InboxSql(table);
-    this.tableName = table.name;
-    const { database } = options as Partial<BetterSqlite3StoreOptions<SqliteDatabaseLike>>;
-    if (database === undefined) throw new TypeError(USAGE);
-    if (
-      typeof database?.prepare !== 'function' ||
-      typeof database.exec !== 'function' ||
-      !('inTransaction' in database)
-    ) {
-      throw new TypeError(
-        "SqliteStore: options.database must be a better-sqlite3 (or libsql) Database (new Database('shop.db')).",
-      );
-    }
-    if (database.readonly)
-      throw new TypeError('SqliteStore: options.database is read-only; the store writes its inbox.');
-    // libsql's Database implements better-sqlite3's API: one driver serves both.
-    this.#driver = new BetterSqlite3Driver(database as unknown as Database, sql) as unknown as Driver<Tx>;
+    super({
+      store: 'SqliteStore',
+      // libsql's Database implements better-sqlite3's API: one client serves both.
+      client: betterSqlite3Client(databaseOf(options) as unknown as Database, 'SqliteStore') as SqlClient<never>,
+      dialect: sqliteDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope: {},
+    });
   }
+}
 
-  begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>> {
-    return this.#auto.run(() => this.#driver.begin(key, fingerprint));
+/** The connection the options give, checked: a writable better-sqlite3 (or libsql) `Database`. */
+function databaseOf(options: BetterSqlite3StoreOptions<SqliteDatabaseLike>): SqliteDatabaseLike {
+  if (options === null || typeof options !== 'object') throw new TypeError(USAGE);
+  const { database } = options as Partial<BetterSqlite3StoreOptions<SqliteDatabaseLike>>;
+  if (database === undefined) throw new TypeError(USAGE);
+  if (
+    typeof database?.prepare !== 'function' ||
+    typeof database.exec !== 'function' ||
+    !('inTransaction' in database)
+  ) {
+    throw new TypeError(
+      "SqliteStore: options.database must be a better-sqlite3 (or libsql) Database (new Database('shop.db')).",
+    );
   }
-
-  migrate(): Promise<void> {
-    return this.#driver.migrate();
-  }
-
-  async prune(options: { olderThanMs: number }): Promise<number> {
-    return await this.#driver.prune(pruneAge(options, 'SqliteStore'));
-  }
+  if (database.readonly) throw new TypeError('SqliteStore: options.database is read-only; the store writes its inbox.');
+  return database;
 }
 
 /**

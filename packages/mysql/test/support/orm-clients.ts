@@ -1,5 +1,4 @@
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
-import type { TransactionalStore } from '@service-pay/core';
 import { sql as drizzleSql } from 'drizzle-orm';
 import { bigint, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';
@@ -10,34 +9,9 @@ import { KyselyStore } from '../../src/kysely.js';
 import { type PrismaLike, PrismaStore } from '../../src/prisma.js';
 import { DATABASE_URL, openPool, uniqueName } from './database.js';
 
-/**
- * One ORM store as the tests use it, on the machine's MariaDB: the store, the app's own client, a marks
- * table WITHOUT a unique constraint on `marker` (a second credit would show), and the natural mistake: the
- * client's own transaction opened inside the handler.
- */
-export interface OrmClient<Tx> {
-  name: string;
-  inbox: string;
-  /** A fresh store on the same client and inbox (stores are cheap; each conformance case takes one). */
-  store(): OrmStore<Tx>;
-  /** Inserts a mark with the ORM's own query builder, through the delivery's transaction. */
-  write(tx: Tx, marker: string): Promise<void>;
-  /** A statement through `tx` that runs for `ms`. */
-  slowQuery(tx: Tx, ms: number): Promise<unknown>;
-  /** The mistake: a mark written in a transaction of the app's own client, not `tx`. */
-  writeInOwnTransaction(marker: string): Promise<void>;
-  /** How many marks `marker` has, read outside any delivery. */
-  count(marker: string): Promise<number>;
-  /** Rows of a query outside any delivery (through a mysql2 pool of the test's own). */
-  rows(text: string, params?: unknown[]): Promise<Array<Record<string, unknown>>>;
-  close(): Promise<void>;
-}
+export type { OrmClient, OrmStore } from '@service-pay/sql/testing';
 
-/** What the tests use of a store: the transactional seam, `migrate` and `prune`. */
-export type OrmStore<Tx> = TransactionalStore<Tx> & {
-  migrate(): Promise<void>;
-  prune(options: { olderThanMs: number }): Promise<number>;
-};
+import type { OrmClient } from '@service-pay/sql/testing';
 
 /**
  * The inbox (migrated) and marks tables, and a pool of the test's own to read them with. `fixedMarks`: a

@@ -1,6 +1,5 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import type { TransactionalStore } from '@service-pay/core';
-import type { GuardSubject } from '@service-pay/sql/testing';
+import type { GuardSubject, OrmClient as SharedOrmClient } from '@service-pay/sql/testing';
 import { sql as drizzleSql } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { pgTable, text } from 'drizzle-orm/pg-core';
@@ -18,40 +17,15 @@ import { TypeOrmStore } from '../../src/typeorm.js';
 import { DATABASE_URL, openPool, uniqueName } from './database.js';
 
 /**
- * One ORM store as the tests use it, on the machine's PostgreSQL: the store, the app's own client, a
- * marks table WITHOUT a unique constraint on `marker` (a second credit would show), and the natural
- * mistake: the client's own transaction opened inside the handler.
+ * One ORM store as the tests use it; `marksTable` when the client cannot use the marks table made for it
+ * (Prisma's schema names its own), and what the write guard's cases need beside (see `writeGuardCases`).
  */
-export interface OrmClient<Tx> {
-  name: string;
-  /** The marks table, when the client cannot use the one made for it (Prisma's schema names its own). */
+export type OrmClient<Tx> = SharedOrmClient<Tx> & {
   marksTable?: string;
-  inbox: string;
   marks: string;
-  /** A fresh store on the same client and inbox (stores are cheap; each conformance case takes one). */
-  store(): OrmStore<Tx>;
-  /** Inserts a mark with the ORM's own query builder, through the delivery's transaction. */
-  write(tx: Tx, marker: string): Promise<void>;
-  /** A statement through `tx` that runs for `ms`. */
-  slowQuery(tx: Tx, ms: number): Promise<unknown>;
-  /** A raw statement through `tx` (for the guard: BEGIN/COMMIT refused). */
-  raw?(tx: Tx, text: string): unknown;
-  /** The mistake: a mark written in a transaction of the app's own client, not `tx`. */
-  writeInOwnTransaction(marker: string): Promise<void>;
-  /** What the write guard's cases need beside the above (see `writeGuardCases`). */
   guard: Omit<GuardSubject<Tx>, 'store' | 'write' | 'count'>;
-  /** How many marks `marker` has, read outside any delivery. */
-  count(marker: string): Promise<number>;
-  /** Rows of a query outside any delivery (through a pg pool). */
-  rows(text: string, params?: unknown[]): Promise<Array<Record<string, unknown>>>;
-  close(): Promise<void>;
-}
-
-/** What the tests use of a store: the transactional seam, `migrate` and `prune`. */
-export type OrmStore<Tx> = TransactionalStore<Tx> & {
-  migrate(): Promise<void>;
-  prune(options: { olderThanMs: number }): Promise<number>;
 };
+export type { OrmStore } from '@service-pay/sql/testing';
 
 type Marks = Record<string, { marker: string }>;
 

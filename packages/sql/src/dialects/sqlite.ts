@@ -1,3 +1,3 @@
-export { endsSqliteTransaction, explainSqliteError, isSqliteBusy } from './sqlite/dialect.js';
-export { InboxSql, SAVEPOINT, type Statement as SqliteStatement } from './sqlite/inbox-sql.js';
+export { endsSqliteTransaction, explainSqliteError, isSqliteBusy, sqliteDialect } from './sqlite/dialect.js';
+export { InboxSql } from './sqlite/inbox-sql.js';
 export { type TableName, tableName } from './sqlite/table-name.js';

@@ -74,3 +74,73 @@ export async function deliveryRoundTrips<Tx>(
   if (state !== 'completed') throw new Error(`the duplicate was answered ${state}, not completed`);
   return { fresh, credit, duplicate };
 }
+
+/** A client under the round-trip count: its store, the credit through `ctx.tx`, and how to close it. */
+export interface RoundTripSubject<Tx> extends CreditingStore<Tx> {
+  readonly name: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The round-trip check, one case per client: a fresh delivery costs no more than `limit.fresh` besides the
+ * handler's credit, a duplicate no more than `limit.duplicate`, counted by `proxy` (every client's
+ * connections must go through it). Each case prints its counts. Run the cases one at a time: the proxy
+ * counts across every connection.
+ *
+ * @example
+ * ```ts
+ * for (const c of roundTripCases(proxy, 'PostgreSQL', { fresh: 4, duplicate: 3 }, subjects)) it(c.name, c.run);
+ * ```
+ */
+export function roundTripCases(
+  proxy: RoundTripProxy,
+  database: string,
+  limit: { readonly fresh: number; readonly duplicate: number },
+  subjects: ReadonlyArray<() => Promise<RoundTripSubject<never>>>,
+): Array<{ name: string; run: () => Promise<void> }> {
+  return subjects.map((open, i) => ({
+    name: `round trips on ${database}, client ${i}: fresh at most ${limit.fresh}, duplicate at most ${limit.duplicate}`,
+    run: async () => {
+      const subject = await open();
+      try {
+        const { fresh, credit, duplicate } = await deliveryRoundTrips(proxy, subject);
+        console.info(
+          `round trips on ${database}, ${subject.name}: fresh ${fresh} (the credit ${credit}), duplicate ${duplicate}`,
+        );
+        if (fresh - credit > limit.fresh - 1 || duplicate > limit.duplicate) {
+          throw new Error(
+            `${subject.name} on ${database}: fresh ${fresh - credit} besides the credit (at most ${limit.fresh - 1}), duplicate ${duplicate} (at most ${limit.duplicate})`,
+          );
+        }
+      } finally {
+        await subject.close();
+      }
+    },
+  }));
+}
+
+/**
+ * An ORM client of the case list (`OrmClient`) as a round-trip subject: its store, its `write` as the
+ * credit.
+ *
+ * @example
+ * ```ts
+ * const subjects = ORM_CLIENTS.map(ormRoundTripSubject);
+ * ```
+ */
+export function ormRoundTripSubject(open: () => Promise<unknown>): () => Promise<RoundTripSubject<never>> {
+  return async () => {
+    const client = (await open()) as {
+      name: string;
+      store(): TransactionalStore<never>;
+      write(tx: never, marker: string): Promise<void>;
+      close(): Promise<void>;
+    };
+    return {
+      name: client.name,
+      store: client.store(),
+      credit: (tx, marker) => client.write(tx, marker),
+      close: () => client.close(),
+    };
+  };
+}

@@ -1,3 +1,12 @@
-export { type CreditingStore, creditOnce, type DeliveryRoundTrips, deliveryRoundTrips } from './deliveries.js';
+export {
+  type CreditingStore,
+  creditOnce,
+  type DeliveryRoundTrips,
+  deliveryRoundTrips,
+  ormRoundTripSubject,
+  type RoundTripSubject,
+  roundTripCases,
+} from './deliveries.js';
+export { type OrmClient, type OrmDatabase, type OrmStore, ormStoreCases } from './orm-store-cases.js';
 export { type GuardCase, type GuardSubject, writeGuardCases } from './guard-cases.js';
 export { type RoundTripProxy, startRoundTripProxy, type WireProtocol } from './round-trip-proxy.js';

@@ -2,25 +2,19 @@ import type { InboxDraft, InboxRecord } from '@service-pay/core';
 import { quoteLiteral, quoteNullable } from './sql-text.js';
 import type { TableName } from './table-name.js';
 
-/** The savepoint taken right after the key: a rejection rolls back to it and keeps only the inbox row. */
-const SAVEPOINT = 'service_pay_handler';
-
 /**
- * Every statement the store sends, for one inbox table. Begin and commit are one message each (one round
- * trip): several statements in the simple protocol, with the values written as literals.
+ * Every statement the PostgreSQL dialect sends, for one inbox table, with the values written in as literals
+ * (so any client's raw query runs them as they are).
  */
 export class InboxSql {
   constructor(readonly table: TableName) {}
 
   /**
-   * Creates the table and its indexes (created_at for prune, payment_id for lookups) if missing; run inside a transaction. The advisory lock makes concurrent migrations (several
-   * processes starting at once) take turns: `CREATE TABLE IF NOT EXISTS` alone can fail when two race.
+   * Creates the table and its indexes (created_at for prune, payment_id for lookups) and the claim functions
+   * if missing, one statement at a time; run inside a transaction. The advisory lock makes concurrent
+   * migrations (several processes starting at once) take turns: `CREATE TABLE IF NOT EXISTS` alone can fail
+   * when two race.
    */
-  migrate(): string {
-    return this.migrateStatements().join(';\n');
-  }
-
-  /** `migrate` one statement at a time, for clients whose raw query takes one statement per call. */
   migrateStatements(): string[] {
     const t = this.table.sql;
     return [
@@ -44,33 +38,11 @@ export class InboxSql {
   }
 
   /**
-   * Opens the transaction and takes the key without waiting. Four statements, four results:
-   * BEGIN; locked (true when this transaction now holds the key); the key's row if it was recorded before
-   * (read after the lock, in a snapshot of its own); SAVEPOINT. The lock is a transaction-level advisory
-   * lock on a 64-bit hash of table and key: it goes with the transaction, whatever ends it (commit,
-   * rollback, a dropped connection, a crash).
-   */
-  begin(key: string): string {
-    return `BEGIN;\n${this.lockAndRead(key)}`;
-  }
-
-  /**
-   * `begin` without its BEGIN, for clients that open the transaction themselves (postgres.js `sql.begin`):
-   * three statements, three results (locked with the backend's pid, the key's row, SAVEPOINT). The row is
-   * read by a statement of its own, after the lock: in READ COMMITTED each statement sees what committed
-   * before it started, so a row committed by the transaction that held the lock until a moment ago is seen.
-   */
-  lockAndRead(key: string): string {
-    return `SELECT pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(`${this.table.name}:${key}`)}, 0)) AS locked, pg_backend_pid() AS pid;
-${this.beginWithoutLock(key)}`;
-  }
-
-  /**
-   * The claim as one function, for clients that send one statement per round trip (the ORM stores): the
-   * lock, then the key's row, each statement in a snapshot of its own (a VOLATILE PL/pgSQL function takes
-   * one per statement in READ COMMITTED, exactly as `lockAndRead`'s separate statements do), with the
-   * backend's pid and the transaction's start (together they name this transaction in `pg_stat_activity`).
-   * Same lock key as `lockAndRead`: every store on the table agrees.
+   * The claim as one function, so that it costs one statement on every client: the lock, then the key's
+   * row, each statement in a snapshot of its own (a VOLATILE PL/pgSQL function takes one per statement in
+   * READ COMMITTED: a row committed by the transaction that held the lock until a moment ago is seen), with
+   * the backend's pid and the transaction's start (together they name this transaction in
+   * `pg_stat_activity`). Same lock key as the take function: every store on the table agrees.
    */
   private claimFunction(): string {
     return `CREATE OR REPLACE FUNCTION ${this.table.claimFunctionSql}(claim_key text, OUT locked boolean, OUT fingerprint text, OUT pid integer, OUT xact_us text)
@@ -129,32 +101,6 @@ $service_pay$`;
     return `SELECT locked, fingerprint, pid, xact_us FROM ${this.table.claimFunctionSql}(${quoteLiteral(key)})`;
   }
 
-  /** The savepoint a rejection rolls back to, taken right after the claim. */
-  static savepoint(): string {
-    return `SAVEPOINT ${SAVEPOINT}`;
-  }
-
-  /** The key's row, then the savepoint (PGlite alone: the lock is held in the process, see `PGliteDriver`). */
-  beginWithoutLock(key: string): string {
-    return `SELECT fingerprint FROM ${this.table.sql} WHERE key = ${quoteLiteral(key)};
-${InboxSql.savepoint()}`;
-  }
-
-  /**
-   * The inbox row, after rolling back to the savepoint for a rejection. A plain INSERT: should a second
-   * attempt ever have got past the lock (it cannot in READ COMMITTED; see the README for stricter levels),
-   * the primary key fails its commit and nothing it wrote is kept.
-   */
-  record(key: string, fingerprint: string, record: InboxRecord): string {
-    return this.recordStatements(key, fingerprint, record).join(';\n');
-  }
-
-  /** `record` one statement at a time. */
-  recordStatements(key: string, fingerprint: string, record: InboxRecord): string[] {
-    const insert = this.insert(key, fingerprint, record);
-    return record.outcome === 'rejected' ? [`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`, insert] : [insert];
-  }
-
   /**
    * The inbox row in a transaction of its own (a rejection, after its delivery rolled back): kept as it is
    * if the key has a row already (a later delivery recorded first).
@@ -177,15 +123,9 @@ ${InboxSql.savepoint()}`;
     return `INSERT INTO ${this.table.sql} (key, fingerprint, payment_id, delivery_id, source, outcome, reason) VALUES (${values})`;
   }
 
-  /** Deletes up to `batch` rows older than `$1` milliseconds; run until it deletes fewer. */
-  pruneBatch(batch: number): string {
-    const t = this.table.sql;
-    return `DELETE FROM ${t} WHERE key IN (SELECT key FROM ${t} WHERE created_at < now() - $1::bigint * interval '1 millisecond' LIMIT ${batch})`;
-  }
-
   /**
-   * `pruneBatch` with the age written in (clients without bound parameters in their raw query), answering
-   * one row: `deleted`, how many rows went.
+   * Deletes up to `batch` rows older than `olderThanMs` (run until it deletes fewer), answering one row:
+   * `deleted`, how many rows went.
    */
   pruneBatchCounted(batch: number, olderThanMs: number): string {
     const t = this.table.sql;

@@ -1,4 +1,42 @@
 import { MissingTableError, migrateAdvice } from '../../auto-migrate.js';
+import { type Row, type StatementResult, statement } from '../../client.js';
+import type { ClaimResult, SqlDialect } from '../../dialect.js';
+import { InboxSql } from './inbox-sql.js';
+import { type TableName, tableName } from './table-name.js';
+
+/**
+ * SQLite: the key is the database's write lock, taken by the claim (a write) and held to the end of the
+ * transaction, so one delivery writes at a time per database file, across processes; another answers
+ * in-progress (SQLITE_BUSY). Statements run in the app's process and cannot be interrupted from another
+ * connection; a rollback never has to.
+ *
+ * @example
+ * ```ts
+ * const table = sqliteDialect.table('main.service_pay_inbox', 'KyselyStore'); // "main"."service_pay_inbox"
+ * ```
+ */
+export const sqliteDialect: SqlDialect<TableName> = {
+  name: 'SQLite',
+  table: (value, store) => tableName(value, store),
+  migrate: (table) => {
+    const inbox = new InboxSql(table);
+    return { statements: [inbox.createTable, ...inbox.createIndexes].map(statement), inTransaction: true };
+  },
+  claim: (table, key) => new InboxSql(table).claim(key),
+  readClaim(rows: readonly Row[]): ClaimResult {
+    const found = rows[0]?.fingerprint;
+    if (found !== null && found !== undefined) return { state: 'completed', fingerprint: String(found) };
+    return { state: 'free', session: undefined, written: false };
+  },
+  isLockBusy: isSqliteBusy,
+  record: (table, key, fingerprint, record) => new InboxSql(table).record(key, fingerprint, record),
+  recordApart: (table, key, fingerprint, record) => new InboxSql(table).recordApart(key, fingerprint, record),
+  pruneBatch: (table, batch, olderThanMs) => new InboxSql(table).pruneBatch(batch, olderThanMs),
+  deleted: (result: StatementResult) => result.affected,
+  interrupt: () => undefined,
+  explainError: (error, table, store, autoMigrate) => explainSqliteError(error, table.name, store, autoMigrate),
+  endsTransaction: endsSqliteTransaction,
+};
 
 /** SQLITE_BUSY (and SQLITE_BUSY_*, SQLITE_LOCKED): another connection holds the write lock. */
 export function isSqliteBusy(error: unknown): boolean {

@@ -1,25 +1,16 @@
 import type { InboxRecord } from '@service-pay/core';
+import type { Statement } from '../../client.js';
 import type { TableName } from './table-name.js';
 
-/** The savepoint taken right after the key: a rejection rolls back to it and keeps only the inbox row. */
-export const SAVEPOINT = 'service_pay_handler';
-
-/** A statement and its bound values. */
-export interface Statement {
-  readonly sql: string;
-  readonly args: readonly (string | number | null)[];
-}
-
 /**
- * Every statement the store sends, for one inbox table. Values are always bound, never written into the
- * text. `created_at` is milliseconds since the epoch, set by the store (SQLite has no timestamp type).
+ * Every statement the SQLite dialect sends, for one inbox table. Values are always bound, never written
+ * into the text. `created_at` is milliseconds since the epoch, set by the store (SQLite has no timestamp
+ * type).
  */
 export class InboxSql {
   readonly createTable: string;
   readonly createIndexes: readonly string[];
-  readonly lookup: string;
-  readonly insert: string;
-  readonly pruneBatch: string;
+  readonly #insert: string;
 
   constructor(readonly table: TableName) {
     const t = table.sql;
@@ -38,16 +29,23 @@ export class InboxSql {
       `CREATE INDEX IF NOT EXISTS ${table.createdAtIndexSql} ON ${bare} (created_at)`,
       `CREATE INDEX IF NOT EXISTS ${table.paymentIdIndexSql} ON ${bare} (payment_id)`,
     ];
-    this.lookup = `SELECT fingerprint FROM ${t} WHERE key = ?`;
-    this.insert = `INSERT INTO ${t} (key, fingerprint, payment_id, delivery_id, source, outcome, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
-    this.pruneBatch = `DELETE FROM ${t} WHERE key IN (SELECT key FROM ${t} WHERE created_at < ? LIMIT ?)`;
+    this.#insert = `INSERT INTO ${t} (key, fingerprint, payment_id, delivery_id, source, outcome, reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
   }
 
-  /** The inbox row of one attempt. A plain INSERT: a second writer cannot exist while we hold SQLite's write lock. */
-  record(key: string, fingerprint: string, record: InboxRecord, now: number): Statement {
+  /**
+   * Takes SQLite's write lock and reads the key's row, in one statement: an UPDATE that changes nothing is
+   * a write, so it takes the lock before it looks (without waiting once the transaction began IMMEDIATE;
+   * SQLITE_BUSY when another connection writes), and RETURNING gives the row if the key has one.
+   */
+  claim(key: string): Statement {
+    return { sql: `UPDATE ${this.table.sql} SET key = key WHERE key = ? RETURNING fingerprint`, values: [key] };
+  }
+
+  /** The inbox row of one attempt. A plain INSERT: a second writer cannot exist while we hold the write lock. */
+  record(key: string, fingerprint: string, record: InboxRecord): Statement {
     return {
-      sql: this.insert,
-      args: [
+      sql: this.#insert,
+      values: [
         key,
         fingerprint,
         record.paymentId,
@@ -55,8 +53,24 @@ export class InboxSql {
         record.source,
         record.outcome,
         record.reason ?? null,
-        now,
+        Date.now(),
       ],
+    };
+  }
+
+  /** The inbox row in a transaction of its own (a rejection), kept as it is if the key has one. */
+  recordApart(key: string, fingerprint: string, record: InboxRecord): Statement {
+    const row = this.record(key, fingerprint, record);
+    return { sql: `${row.sql} ON CONFLICT (key) DO NOTHING`, values: row.values };
+  }
+
+  /** Deletes up to `batch` rows older than `olderThanMs`; run until it deletes fewer. */
+  pruneBatch(batch: number, olderThanMs: number): Statement {
+    const t = this.table.sql;
+    return {
+      sql: `DELETE FROM ${t} WHERE key IN (SELECT key FROM ${t} WHERE created_at < ? LIMIT ?)`,
+      values: [Date.now() - Math.floor(olderThanMs), batch],
+      write: true,
     };
   }
 }

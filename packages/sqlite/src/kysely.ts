@@ -1,0 +1,64 @@
+import { type AutoMigrateOption, oneConnection, SqlStore } from '@service-pay/sql';
+import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
+import { sqliteDialect } from '@service-pay/sql/sqlite';
+import type { Kysely, Transaction } from 'kysely';
+
+export { OwnTransactionError } from '@service-pay/core/node';
+
+/**
+ * Options of `KyselyStore` on SQLite.
+ *
+ * @example
+ * ```ts
+ * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
+ * ```
+ */
+export interface KyselyStoreOptions<DB> extends AutoMigrateOption {
+  /** The app's `Kysely` instance on SQLite (`SqliteDialect` on a better-sqlite3 `Database`). */
+  db: Kysely<DB>;
+  /** `name` or `schema.name` of an attached database; default `service_pay_inbox`. */
+  tableName?: string | undefined;
+}
+
+/**
+ * The transactional store on Kysely with SQLite: each delivery runs inside Kysely's own `db.transaction()`,
+ * and `ctx.tx` is that `Transaction<DB>`, so the shop writes its credit with its typed Kysely queries and
+ * the credit commits with the dedupe record, or not at all. The key is SQLite's write lock, taken by the
+ * claim: one delivery writes at a time per database file. In this process another delivery answers
+ * in-progress (409) at once; in another process it waits up to the connection's `busy_timeout` for the
+ * lock, then answers in-progress.
+ *
+ * The handler writes through `ctx.tx`: `db.transaction()` or `db.startTransaction()` on this `db` inside
+ * `onPaymentPaid` throws `OwnTransactionError` (that transaction would commit even when the delivery
+ * fails, and the retry would credit again).
+ *
+ * @example
+ * ```ts
+ * import { createWebhookHandler } from '@service-pay/core';
+ * import { KyselyStore } from '@service-pay/sqlite/kysely';
+ * import Database from 'better-sqlite3';
+ * import { Kysely, SqliteDialect } from 'kysely';
+ *
+ * const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new Database('shop.db') }) });
+ * const store = new KyselyStore({ db });
+ * await store.migrate();
+ * const handle = createWebhookHandler({ secret, store, onPaymentPaid: async (event, ctx) => {
+ *   await ctx.tx.updateTable('orders').set({ paid: 1 }).where('order_no', '=', event.orderNo).execute();
+ * } });
+ * ```
+ */
+export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
+  constructor(options: KyselyStoreOptions<DB>) {
+    const db = kyselyOption<DB>(options, 'KyselyStore', 'new Kysely<DB>({ dialect: new SqliteDialect(...) })');
+    const { client, scope } = kyselyClient(db, 'KyselyStore');
+    super({
+      store: 'KyselyStore',
+      // Kysely's SQLite dialect is one connection: a delivery's transaction holds it.
+      client: oneConnection(client, db),
+      dialect: sqliteDialect,
+      tableName: options.tableName,
+      autoMigrate: options.autoMigrate,
+      scope,
+    });
+  }
+}
