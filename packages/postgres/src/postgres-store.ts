@@ -3,7 +3,9 @@ import { type SqlClient, SqlStore } from '@service-pay/sql';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Pool, PoolClient } from 'pg';
 import { nodePostgresClient } from './clients/node-postgres.js';
+import { guardPgPool } from './clients/pg-pool-guard.js';
 import { pgliteClient } from './clients/pglite.js';
+import { guardPGlite } from './clients/pglite-guard.js';
 import type { PGliteLike, PGliteTransaction } from './pglite-types.js';
 import { keepPoolErrorsFromCrashing } from './pool-errors.js';
 
@@ -118,19 +120,23 @@ export interface PostgresStore<Tx = PoolClient> extends TransactionalStore<Tx> {
 
 class Store<Tx> extends SqlStore<Tx> {
   constructor(options: PostgresPoolOptions | PGliteStoreOptions) {
+    const scope = {};
     super({
       store: 'PostgresStore',
-      client: clientOf(options) as unknown as SqlClient<Tx>,
+      client: clientOf(options, scope) as unknown as SqlClient<Tx>,
       dialect: postgresDialect,
       tableName: options.tableName,
       autoMigrate: options.autoMigrate,
-      scope: {},
+      scope,
     });
   }
 }
 
 /** The client the options name: node-postgres for `pool`, PGlite for `pglite`; a clear error otherwise. */
-function clientOf(options: PostgresPoolOptions | PGliteStoreOptions): SqlClient<PoolClient | PGliteTransaction> {
+function clientOf(
+  options: PostgresPoolOptions | PGliteStoreOptions,
+  scope: object,
+): SqlClient<PoolClient | PGliteTransaction> {
   if (options === null || typeof options !== 'object') {
     throw new TypeError('PostgresStore: pass { pool } (a node-postgres Pool) or { pglite } (a PGlite).');
   }
@@ -144,12 +150,14 @@ function clientOf(options: PostgresPoolOptions | PGliteStoreOptions): SqlClient<
       throw new TypeError('PostgresStore: options.pool must be a node-postgres Pool (new pg.Pool(...)).');
     }
     keepPoolErrorsFromCrashing(pool);
+    guardPgPool(pool, scope, 'PostgresStore');
     return nodePostgresClient(pool, 'PostgresStore') as SqlClient<PoolClient | PGliteTransaction>;
   }
   if (pglite !== undefined) {
     if (typeof pglite?.transaction !== 'function' || typeof pglite.query !== 'function') {
       throw new TypeError('PostgresStore: options.pglite must be a PGlite instance (await PGlite.create(...)).');
     }
+    guardPGlite(pglite, scope, 'PostgresStore');
     return pgliteClient(pglite, 'PostgresStore') as SqlClient<PoolClient | PGliteTransaction>;
   }
   throw new TypeError('PostgresStore: pass { pool } (a node-postgres Pool) or { pglite } (a PGlite).');
