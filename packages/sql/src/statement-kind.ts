@@ -1,3 +1,5 @@
+import { OwnTransactionError, WriteOutsideTransactionError } from '@service-pay/core/node';
+
 /**
  * What a statement sent beside `ctx.tx` would do, as the write guard judges it: `read` (allowed), `write`
  * (it would commit on its own: refused) or `transaction` (it opens a transaction of its own: refused).
@@ -94,4 +96,23 @@ function closing(text: string, start: number, quote: string): number {
     else i += 1;
   }
   return text.length;
+}
+
+/**
+ * What a guard answers for SQL text sent beside `ctx.tx` during a delivery of `store`: nothing for a read,
+ * `OwnTransactionError` for a statement that opens a transaction, `WriteOutsideTransactionError` for a
+ * write, each naming how it was sent (`via`) and the statement's first words.
+ *
+ * @example
+ * ```ts
+ * const error = statementRefusal('KyselyStore', 'insert into credits ...', 'pool.query');
+ * ```
+ */
+export function statementRefusal(store: string, text: unknown, via: string): Error | undefined {
+  const kind = statementKind(text);
+  if (kind === 'read') return undefined;
+  const head = typeof text === 'string' ? text.trim().split(/\s+/).slice(0, 3).join(' ') : '';
+  return kind === 'transaction'
+    ? new OwnTransactionError(store, `${via} with ${head}`)
+    : new WriteOutsideTransactionError(store, `${via}: ${head} …`);
 }

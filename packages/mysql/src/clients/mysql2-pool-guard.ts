@@ -1,12 +1,5 @@
-import {
-  type ClientGuard,
-  clientGuard,
-  OwnTransactionError,
-  refusedValue,
-  WriteOutsideTransactionError,
-  wrapMethod,
-} from '@service-pay/core/node';
-import { statementKind } from '@service-pay/sql';
+import { type ClientGuard, clientGuard, OwnTransactionError, refusedValue, wrapMethod } from '@service-pay/core/node';
+import { statementRefusal } from '@service-pay/sql';
 
 /**
  * How a connection was checked out: by the store for a delivery, by `pool.query` (already judged), or by
@@ -115,14 +108,8 @@ function refuseBegin(inside: Running | undefined, args: unknown[]): { answer: un
 function judge(inside: Running | undefined, args: unknown[], via: string): { answer: unknown } | undefined {
   if (inside === undefined) return undefined;
   const first = args[0] as { sql?: unknown } | string | null;
-  const text = typeof first === 'string' ? first : first?.sql;
-  const kind = statementKind(text);
-  if (kind === 'read') return undefined;
-  const head = typeof text === 'string' ? text.trim().split(/\s+/).slice(0, 3).join(' ') : '';
-  const error =
-    kind === 'transaction'
-      ? new OwnTransactionError(inside.store, `${via} with ${head}`)
-      : new WriteOutsideTransactionError(inside.store, `${via}: ${head} …`);
+  const error = statementRefusal(inside.store, typeof first === 'string' ? first : first?.sql, via);
+  if (error === undefined) return undefined;
   return answer(inside.delivery.refuse(error), args);
 }
 

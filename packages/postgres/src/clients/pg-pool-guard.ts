@@ -1,11 +1,5 @@
-import {
-  type ClientGuard,
-  clientGuard,
-  OwnTransactionError,
-  WriteOutsideTransactionError,
-  wrapMethod,
-} from '@service-pay/core/node';
-import { statementKind } from '@service-pay/sql';
+import { type ClientGuard, clientGuard, wrapMethod } from '@service-pay/core/node';
+import { statementRefusal } from '@service-pay/sql';
 import type { Pool, PoolClient } from 'pg';
 
 /**
@@ -94,14 +88,8 @@ export function guardPgPool(pool: Pool, scope: object, store: string): void {
 function judge(inside: Running | undefined, args: unknown[], via: string): { answer: unknown } | undefined {
   if (inside === undefined) return undefined;
   const first = args[0] as { text?: unknown } | string | null;
-  const text = typeof first === 'string' ? first : first?.text;
-  const kind = statementKind(text);
-  if (kind === 'read') return undefined;
-  const head = typeof text === 'string' ? text.trim().split(/\s+/).slice(0, 3).join(' ') : '';
-  const error =
-    kind === 'transaction'
-      ? new OwnTransactionError(inside.store, `${via} with ${head}`)
-      : new WriteOutsideTransactionError(inside.store, `${via}: ${head} …`);
+  const error = statementRefusal(inside.store, typeof first === 'string' ? first : first?.text, via);
+  if (error === undefined) return undefined;
   const refused = inside.delivery.refuse(error);
   const callback = args[args.length - 1];
   if (typeof callback === 'function') {

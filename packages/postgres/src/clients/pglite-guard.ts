@@ -1,11 +1,5 @@
-import {
-  clientGuard,
-  OwnTransactionError,
-  refusedValue,
-  WriteOutsideTransactionError,
-  wrapMethod,
-} from '@service-pay/core/node';
-import { statementKind } from '@service-pay/sql';
+import { clientGuard, OwnTransactionError, refusedValue, wrapMethod } from '@service-pay/core/node';
+import { statementRefusal } from '@service-pay/sql';
 import type { PGliteLike } from '../pglite-types.js';
 
 /**
@@ -35,13 +29,8 @@ export function guardPGlite(pglite: PGliteLike, scope: object, store: string): v
       if (inside === undefined) return original(...args);
       const first = args[0] as unknown;
       const text = Array.isArray(first) ? first.join('$') : first;
-      const kind = statementKind(text);
-      if (kind === 'read') return original(...args);
-      const head = String(text).trim().split(/\s+/).slice(0, 3).join(' ');
-      const error =
-        kind === 'transaction'
-          ? new OwnTransactionError(inside.store, `pglite.${method}('${head}')`)
-          : new WriteOutsideTransactionError(inside.store, `pglite.${method}: ${head} …`);
+      const error = statementRefusal(inside.store, text, `pglite.${method}`);
+      if (error === undefined) return original(...args);
       return refusedValue(inside.delivery.refuse(error));
     });
   }

@@ -1,12 +1,5 @@
-import {
-  type ClientGuard,
-  clientGuard,
-  OwnTransactionError,
-  refusedValue,
-  WriteOutsideTransactionError,
-  wrapMethod,
-} from '@service-pay/core/node';
-import { resultOf, type SqlClient, type Statement, sayUnguarded, statementKind } from '@service-pay/sql';
+import { type ClientGuard, clientGuard, OwnTransactionError, refusedValue, wrapMethod } from '@service-pay/core/node';
+import { resultOf, type SqlClient, type Statement, sayUnguarded, statementRefusal } from '@service-pay/sql';
 import type { Sql, TransactionSql } from 'postgres';
 
 /**
@@ -81,13 +74,8 @@ function guardCalls(target: object, guard: ClientGuard, name: string): void {
   });
   wrapMethod(target, guard, 'unsafe', (original, args) => {
     const inside = guard.running();
-    const kind = inside === undefined ? 'read' : statementKind(args[0]);
-    if (inside === undefined || kind === 'read') return original(...args);
-    const head = String(args[0]).trim().split(/\s+/).slice(0, 3).join(' ');
-    const error =
-      kind === 'transaction'
-        ? new OwnTransactionError(inside.store, `${name}.unsafe('${head}')`)
-        : new WriteOutsideTransactionError(inside.store, `${name}.unsafe('${head} …')`);
+    const error = inside === undefined ? undefined : statementRefusal(inside.store, args[0], `${name}.unsafe`);
+    if (inside === undefined || error === undefined) return original(...args);
     return refusedValue(inside.delivery.refuse(error));
   });
 }

@@ -1,14 +1,7 @@
-import {
-  clientGuard,
-  OwnTransactionError,
-  refusedValue,
-  refuseOwnTransactions,
-  WriteOutsideTransactionError,
-  wrapMethod,
-} from '@service-pay/core/node';
+import { clientGuard, refusedValue, refuseOwnTransactions, wrapMethod } from '@service-pay/core/node';
 import type { Knex } from 'knex';
 import { resultOf, type SqlClient, type Statement } from '../client.js';
-import { statementKind } from '../statement-kind.js';
+import { statementRefusal } from '../statement-kind.js';
 
 /**
  * Knex (and MikroORM through its Knex), on any dialect: the delivery in `knex.transaction(...)`, the
@@ -84,14 +77,8 @@ function guardKnexQueries(knex: Knex, scope: object, store: string): void {
   wrapMethod(client, guard, 'runner', (original, args) => {
     const inside = guard.running();
     if (inside === undefined) return original(...args);
-    const text = sqlOf(args[0]);
-    const kind = statementKind(text);
-    if (kind === 'read') return original(...args);
-    const head = String(text).trim().split(/\s+/).slice(0, 3).join(' ');
-    const error =
-      kind === 'transaction'
-        ? new OwnTransactionError(inside.store, `knex with ${head}`)
-        : new WriteOutsideTransactionError(inside.store, `knex: ${head} …`);
+    const error = statementRefusal(inside.store, sqlOf(args[0]), 'knex');
+    if (error === undefined) return original(...args);
     return refusedValue(inside.delivery.refuse(error));
   });
 }

@@ -4,12 +4,11 @@ import {
   OwnTransactionError,
   refusedValue,
   refuseOwnTransactions,
-  WriteOutsideTransactionError,
   wrapMethod,
 } from '@service-pay/core/node';
 import type { DataSource, EntityManager } from 'typeorm';
 import { resultOf, type SqlClient, type Statement } from '../client.js';
-import { statementKind } from '../statement-kind.js';
+import { statementRefusal } from '../statement-kind.js';
 
 /**
  * TypeORM, on any of its SQL drivers: the delivery in `dataSource.transaction(...)`, `ctx.tx` its
@@ -97,13 +96,9 @@ function guardRunner(runner: { startTransaction?: unknown; query?: unknown }, gu
   if (typeof query === 'function') {
     runner.query = (...args: unknown[]) => {
       const inside = guard.running();
-      const kind = inside === undefined ? 'read' : statementKind(args[0]);
-      if (inside === undefined || kind === 'read') return (query as (...a: unknown[]) => unknown).apply(runner, args);
-      const head = String(args[0]).trim().split(/\s+/).slice(0, 3).join(' ');
-      const error =
-        kind === 'transaction'
-          ? new OwnTransactionError(inside.store, `queryRunner.query('${head}')`)
-          : new WriteOutsideTransactionError(inside.store, `dataSource: ${head} …`);
+      const error = inside === undefined ? undefined : statementRefusal(inside.store, args[0], 'queryRunner.query');
+      if (inside === undefined || error === undefined)
+        return (query as (...a: unknown[]) => unknown).apply(runner, args);
       return inside.delivery.refuse(error);
     };
   }
