@@ -167,14 +167,17 @@ describe('the status table: one code and one HTTP status for every way a deliver
     expect(calls).toHaveLength(1);
     expect(calls[0]?.event).toEqual(event);
     const ctx = calls[0]?.ctx as WebhookContext;
-    // Own properties, and `signal` and `confirmLease` (getters: made on first use). Nothing else.
+    // Own properties, `signal` and `confirmLease` (getters: made on first use), and `outsideTransaction`
+    // (section 5a: with this lease store it just runs its function). Nothing else.
     expect(Object.keys(ctx).sort()).toEqual(['deliveryId', 'source', 'timestamp']);
     expect('signal' in ctx && 'confirmLease' in ctx).toBe(true);
     expect(Object.getOwnPropertyNames(Object.getPrototypeOf(ctx)).sort()).toEqual([
       'confirmLease',
       'constructor',
+      'outsideTransaction',
       'signal',
     ]);
+    expect(ctx.outsideTransaction(() => 'ran')).toBe('ran');
     expect(ctx.deliveryId).toBe(d.headers['x-service-delivery']);
     expect(ctx.source).toBe('webhook');
     expect(ctx.signal).toBeInstanceOf(AbortSignal);

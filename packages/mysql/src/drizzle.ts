@@ -1,8 +1,9 @@
-import { SqlStore } from '@service-pay/sql';
+import { SqlStore, sayUnguarded } from '@service-pay/sql';
 import { drizzleClient } from '@service-pay/sql/clients/drizzle';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import { is, type SQLWrapper } from 'drizzle-orm';
 import { MySqlDatabase } from 'drizzle-orm/mysql-core';
+import { corePoolOf, guardMysql2Pool } from './clients/mysql2-pool-guard.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -92,6 +93,11 @@ export class DrizzleStore<Db extends DrizzleMySqlDatabase> extends SqlStore<Driz
       );
     }
     const { client, scope } = drizzleClient<DrizzleTransaction<Db>>(db, 'DrizzleStore');
+    // The app's writes beside ctx.tx are refused on the mysql2 pool under the database (public as db.$client).
+    const core = corePoolOf((db as { $client?: unknown }).$client);
+    if (core === undefined) {
+      sayUnguarded(db, 'DrizzleStore', "writes through the app's db beside ctx.tx", 'or build db on a mysql2 pool');
+    } else guardMysql2Pool(core, scope, 'DrizzleStore');
     super({
       store: 'DrizzleStore',
       client,

@@ -1,7 +1,8 @@
-import { SqlStore } from '@service-pay/sql';
+import { SqlStore, sayUnguarded } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import type { Kysely, Transaction } from 'kysely';
+import { corePoolOf, guardMysql2Pool } from './clients/mysql2-pool-guard.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -16,6 +17,13 @@ export { OwnTransactionError } from '@service-pay/core/node';
 export interface KyselyStoreOptions<DB> {
   /** The app's `Kysely` instance on MySQL or MariaDB (`MysqlDialect`). */
   db: Kysely<DB>;
+  /**
+   * The mysql2 pool under your `MysqlDialect` (Kysely does not say which it is). Given, a write or a
+   * transaction the handler sends through `db` or the pool beside `ctx.tx` during a delivery is refused
+   * (`WriteOutsideTransactionError`, `OwnTransactionError`). Without it only `db.transaction()` is
+   * refused, and the store says so once at construction.
+   */
+  pool?: object | undefined;
   /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
   tableName?: string | undefined;
   /**
@@ -56,6 +64,19 @@ export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
   constructor(options: KyselyStoreOptions<DB>) {
     const db = kyselyOption<DB>(options, 'KyselyStore', 'new Kysely<DB>({ dialect: new MysqlDialect(...) })');
     const { client, scope } = kyselyClient(db, 'KyselyStore');
+    if (options.pool === undefined) {
+      sayUnguarded(
+        db,
+        'KyselyStore',
+        "writes through the app's db beside ctx.tx",
+        'pass the pool under your MysqlDialect as options.pool',
+      );
+    } else {
+      const core = corePoolOf(options.pool);
+      if (core === undefined)
+        throw new TypeError('KyselyStore: options.pool must be the mysql2 pool under your MysqlDialect.');
+      guardMysql2Pool(core, scope, 'KyselyStore');
+    }
     super({
       store: 'KyselyStore',
       client,

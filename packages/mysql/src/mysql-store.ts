@@ -2,6 +2,7 @@ import { SqlStore } from '@service-pay/sql';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { mysql2Client } from './clients/mysql2.js';
+import { corePoolOf, guardMysql2Pool } from './clients/mysql2-pool-guard.js';
 
 /**
  * Options of `MySqlStore`.
@@ -66,13 +67,16 @@ export class MySqlStore extends SqlStore<PoolConnection> {
       );
     }
     const client = mysql2Client(pool, 'MySqlStore');
+    const scope = {};
+    const core = corePoolOf(pool);
+    if (core !== undefined) guardMysql2Pool(core, scope, 'MySqlStore');
     super({
       store: 'MySqlStore',
       client,
       dialect: mysqlDialect,
       tableName: options.tableName,
       autoMigrate: options.autoMigrate,
-      scope: {},
+      scope,
     });
   }
 }

@@ -1,5 +1,5 @@
 import type { PrismaLike, PrismaTransaction } from '@service-pay/sql';
-import { SqlStore } from '@service-pay/sql';
+import { SqlStore, sayUnguarded } from '@service-pay/sql';
 import { prismaClient, prismaOption } from '@service-pay/sql/clients/prisma';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 
@@ -70,6 +70,13 @@ export class PrismaStore<Client extends PrismaLike> extends SqlStore<PrismaTrans
       'new PrismaClient({ adapter: new PrismaMariaDb(url) })',
     );
     const { client, scope } = prismaClient(prisma, options, 'PrismaStore');
+    // @prisma/adapter-mariadb makes its pool itself from the settings it is given: nothing public to guard.
+    sayUnguarded(
+      prisma,
+      'PrismaStore',
+      "writes through the app's prisma beside ctx.tx (prisma.$transaction is refused)",
+      'write through ctx.tx only',
+    );
     super({
       store: 'PrismaStore',
       client,

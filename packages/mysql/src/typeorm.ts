@@ -1,7 +1,8 @@
-import { SqlStore } from '@service-pay/sql';
+import { SqlStore, sayUnguarded } from '@service-pay/sql';
 import { typeOrmClient, typeOrmOption } from '@service-pay/sql/clients/typeorm';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import type { DataSource, EntityManager } from 'typeorm';
+import { corePoolOf, guardMysql2Pool } from './clients/mysql2-pool-guard.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -49,6 +50,17 @@ export class TypeOrmStore extends SqlStore<EntityManager> {
   constructor(options: TypeOrmStoreOptions) {
     const dataSource = typeOrmOption(options, 'TypeOrmStore', ['mysql', 'mariadb']);
     const { client, scope } = typeOrmClient(dataSource, 'TypeOrmStore');
+    // TypeORM's MySQL driver keeps its mysql2 pool as the public `driver.pool` (its query runners are
+    // guarded too, before they wait for a connection).
+    const core = corePoolOf((dataSource.driver as { pool?: unknown }).pool);
+    if (core === undefined) {
+      sayUnguarded(
+        dataSource,
+        'TypeOrmStore',
+        "raw writes on the driver's pool beside ctx.tx",
+        'write through ctx.tx only',
+      );
+    } else guardMysql2Pool(core, scope, 'TypeOrmStore');
     super({
       store: 'TypeOrmStore',
       client,

@@ -1,8 +1,10 @@
-import { SqlStore } from '@service-pay/sql';
+import { SqlStore, sayUnguarded } from '@service-pay/sql';
 import { drizzleClient } from '@service-pay/sql/clients/drizzle';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import { is, type SQLWrapper } from 'drizzle-orm';
 import { PgDatabase } from 'drizzle-orm/pg-core';
+import { guardPgPool } from './clients/pg-pool-guard.js';
+import { guardPostgresJs, isPostgresJs } from './clients/postgres-js.js';
 import { describePgPool, isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
@@ -96,6 +98,16 @@ export class DrizzleStore<Db extends DrizzlePgDatabase> extends SqlStore<Drizzle
     const pool = (db as { $client?: unknown }).$client;
     if (isPgPool(pool)) keepCheckedOutClientsFromCrashing(pool);
     const { client, scope } = drizzleClient<DrizzleTransaction<Db>>(db, 'DrizzleStore');
+    // The app's writes beside ctx.tx are refused on the client under the database (public as db.$client).
+    if (isPgPool(pool)) guardPgPool(pool, scope, 'DrizzleStore');
+    else if (isPostgresJs(pool)) guardPostgresJs(pool, scope, 'DrizzleStore');
+    else
+      sayUnguarded(
+        db,
+        'DrizzleStore',
+        "writes through the app's db beside ctx.tx",
+        'or build db on a node-postgres Pool or postgres.js',
+      );
     super({
       store: 'DrizzleStore',
       client,

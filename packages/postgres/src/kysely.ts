@@ -1,7 +1,8 @@
-import { SqlStore } from '@service-pay/sql';
+import { SqlStore, sayUnguarded } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Kysely, Transaction } from 'kysely';
+import { guardPgPool } from './clients/pg-pool-guard.js';
 import { describePgPool, isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
@@ -21,8 +22,11 @@ export interface KyselyStoreOptions<DB> {
   /**
    * The node-postgres `Pool` under your `PostgresDialect`, if that is what it runs on (Kysely does not say).
    * Given, the store keeps a checked-out client whose connection drops (PostgreSQL restarted) from crashing
-   * the app: node-postgres emits `error` on such a client with no listener. Without it, add
-   * `pool.on('acquire', (client) => client.on('error', ...))` yourself.
+   * the app: node-postgres emits `error` on such a client with no listener (without it, add
+   * `pool.on('acquire', (client) => client.on('error', ...))` yourself); and during a delivery it refuses a
+   * write or a transaction the handler sends through `db` or the pool beside `ctx.tx`
+   * (`WriteOutsideTransactionError`, `OwnTransactionError`). Without it, only `db.transaction()` is refused,
+   * and the store says so once at construction.
    */
   pool?: { on: (...args: never[]) => unknown } | undefined;
   /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
@@ -68,6 +72,14 @@ export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
       keepCheckedOutClientsFromCrashing(options.pool);
     }
     const { client, scope } = kyselyClient(db, 'KyselyStore');
+    if (options.pool === undefined) {
+      sayUnguarded(
+        db,
+        'KyselyStore',
+        "writes through the app's db beside ctx.tx",
+        'pass the Pool under your PostgresDialect as options.pool',
+      );
+    } else guardPgPool(options.pool, scope, 'KyselyStore');
     super({
       store: 'KyselyStore',
       client,

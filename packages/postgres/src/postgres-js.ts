@@ -1,7 +1,7 @@
 import { SqlStore } from '@service-pay/sql';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Sql, TransactionSql } from 'postgres';
-import { postgresJsClient } from './clients/postgres-js.js';
+import { guardPostgresJs, postgresJsClient } from './clients/postgres-js.js';
 
 /**
  * Options of `PostgresJsStore`.
@@ -32,9 +32,11 @@ export interface PostgresJsStoreOptions {
  * taken without waiting (409 at once for a concurrent delivery, in any process), a rejection keeps its
  * inbox row, a crash or a lost connection rolls back and frees the key.
  *
- * `ctx.tx` refuses BEGIN/COMMIT/ROLLBACK and any use after the delivery ended. Do not open your own
- * `sql.begin(...)` in the handler: that is a second transaction the store cannot see, which commits
- * whatever happens to the delivery.
+ * `ctx.tx` refuses BEGIN/COMMIT/ROLLBACK and any use after the delivery ended. In the handler,
+ * `sql.begin(...)` and a write through `sql.unsafe(...)` on the `sql` given here are refused (a second
+ * transaction, or a write, that would commit whatever happens to the delivery); the tagged template
+ * `sql\`...\`` has no public hook and cannot be: write through `ctx.tx\`...\`` (the store says so once at
+ * construction).
  *
  * @example
  * ```ts
@@ -56,13 +58,15 @@ export class PostgresJsStore extends SqlStore<TransactionSql> {
       throw new TypeError('PostgresJsStore: options.sql must be a postgres.js instance (postgres(url)).');
     }
     const client = postgresJsClient(sql);
+    const scope = {};
+    guardPostgresJs(sql, scope, 'PostgresJsStore');
     super({
       store: 'PostgresJsStore',
       client,
       dialect: postgresDialect,
       tableName: options.tableName,
       autoMigrate: options.autoMigrate,
-      scope: {},
+      scope,
     });
   }
 }

@@ -3,7 +3,9 @@ import { type SqlClient, SqlStore } from '@service-pay/sql';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Pool, PoolClient } from 'pg';
 import { nodePostgresClient } from './clients/node-postgres.js';
+import { guardPgPool } from './clients/pg-pool-guard.js';
 import { pgliteClient } from './clients/pglite.js';
+import { guardPGlite } from './clients/pglite-guard.js';
 import type { PGliteLike, PGliteTransaction } from './pglite-types.js';
 import { describePgPool, keepPoolErrorsFromCrashing } from './pool-errors.js';
 
@@ -119,13 +121,14 @@ export interface PostgresStore<Tx = PoolClient> extends TransactionalStore<Tx> {
 class Store<Tx> extends SqlStore<Tx> {
   constructor(options: PostgresPoolOptions | PGliteStoreOptions) {
     const pool = (options as Partial<PostgresPoolOptions> | null)?.pool;
+    const scope = {};
     super({
       store: 'PostgresStore',
-      client: clientOf(options) as unknown as SqlClient<Tx>,
+      client: clientOf(options, scope) as unknown as SqlClient<Tx>,
       dialect: postgresDialect,
       tableName: options.tableName,
       autoMigrate: options.autoMigrate,
-      scope: {},
+      scope,
       // The pool's counters, asked only once a begin timed out: a full pool is logged as such.
       describePool: pool === undefined ? undefined : () => describePgPool(pool),
     });
@@ -133,7 +136,10 @@ class Store<Tx> extends SqlStore<Tx> {
 }
 
 /** The client the options name: node-postgres for `pool`, PGlite for `pglite`; a clear error otherwise. */
-function clientOf(options: PostgresPoolOptions | PGliteStoreOptions): SqlClient<PoolClient | PGliteTransaction> {
+function clientOf(
+  options: PostgresPoolOptions | PGliteStoreOptions,
+  scope: object,
+): SqlClient<PoolClient | PGliteTransaction> {
   if (options === null || typeof options !== 'object') {
     throw new TypeError('PostgresStore: pass { pool } (a node-postgres Pool) or { pglite } (a PGlite).');
   }
@@ -147,12 +153,14 @@ function clientOf(options: PostgresPoolOptions | PGliteStoreOptions): SqlClient<
       throw new TypeError('PostgresStore: options.pool must be a node-postgres Pool (new pg.Pool(...)).');
     }
     keepPoolErrorsFromCrashing(pool);
+    guardPgPool(pool, scope, 'PostgresStore');
     return nodePostgresClient(pool, 'PostgresStore') as SqlClient<PoolClient | PGliteTransaction>;
   }
   if (pglite !== undefined) {
     if (typeof pglite?.transaction !== 'function' || typeof pglite.query !== 'function') {
       throw new TypeError('PostgresStore: options.pglite must be a PGlite instance (await PGlite.create(...)).');
     }
+    guardPGlite(pglite, scope, 'PostgresStore');
     return pgliteClient(pglite, 'PostgresStore') as SqlClient<PoolClient | PGliteTransaction>;
   }
   throw new TypeError('PostgresStore: pass { pool } (a node-postgres Pool) or { pglite } (a PGlite).');

@@ -1,7 +1,10 @@
 import type { PrismaLike, PrismaTransaction } from '@service-pay/sql';
-import { SqlStore } from '@service-pay/sql';
+import { SqlStore, sayUnguarded } from '@service-pay/sql';
 import { prismaClient, prismaOption } from '@service-pay/sql/clients/prisma';
 import { postgresDialect } from '@service-pay/sql/postgres';
+import type { Pool } from 'pg';
+import { guardPgPool } from './clients/pg-pool-guard.js';
+import { isPgPool } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -18,6 +21,14 @@ export type { PrismaLike, PrismaTransaction };
 export interface PrismaStoreOptions<Client extends PrismaLike> {
   /** The app's `PrismaClient` on PostgreSQL. */
   prisma: Client;
+  /**
+   * The node-postgres `Pool` your adapter was built on (`new PrismaPg(pool)`). Given, a write or a
+   * transaction the handler sends through the app's `prisma` beside `ctx.tx` during a delivery is refused
+   * (`WriteOutsideTransactionError`, `OwnTransactionError`): Prisma gives no public way to see its
+   * statements, the pool does. Without it only `prisma.$transaction` is refused, and the store says so once
+   * at construction.
+   */
+  pool?: Pool | undefined;
   /**
    * Prisma's own limit on an interactive transaction (its `timeout`), which would otherwise end a delivery
    * after 5 s. Keep it above the handler's `handlerTimeoutMs` (default 30 s) plus the commit: default
@@ -63,6 +74,15 @@ export class PrismaStore<Client extends PrismaLike> extends SqlStore<PrismaTrans
   constructor(options: PrismaStoreOptions<Client>) {
     const prisma = prismaOption<Client>(options, 'PrismaStore', 'new PrismaClient({ adapter })');
     const { client, scope } = prismaClient(prisma, options, 'PrismaStore');
+    if (options.pool === undefined) {
+      sayUnguarded(
+        prisma,
+        'PrismaStore',
+        "writes through the app's prisma beside ctx.tx",
+        'build the adapter on a pg Pool (new PrismaPg(pool)) and pass that pool as options.pool',
+      );
+    } else if (isPgPool(options.pool)) guardPgPool(options.pool, scope, 'PrismaStore');
+    else throw new TypeError('PrismaStore: options.pool must be the node-postgres Pool your adapter was built on.');
     super({
       store: 'PrismaStore',
       client,

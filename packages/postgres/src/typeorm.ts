@@ -1,8 +1,9 @@
-import { SqlStore } from '@service-pay/sql';
+import { SqlStore, sayUnguarded } from '@service-pay/sql';
 import { typeOrmClient, typeOrmOption } from '@service-pay/sql/clients/typeorm';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { DataSource, EntityManager } from 'typeorm';
-import { describePgPool } from './pool-errors.js';
+import { guardPgPool } from './clients/pg-pool-guard.js';
+import { describePgPool, isPgPool } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -54,6 +55,16 @@ export class TypeOrmStore extends SqlStore<EntityManager> {
   constructor(options: TypeOrmStoreOptions) {
     const dataSource = typeOrmOption(options, 'TypeOrmStore', ['postgres']);
     const { client, scope } = typeOrmClient(dataSource, 'TypeOrmStore');
+    // TypeORM's PostgreSQL driver keeps its node-postgres Pool as the public `driver.master`.
+    const pool = (dataSource.driver as { master?: unknown }).master;
+    if (isPgPool(pool)) guardPgPool(pool, scope, 'TypeOrmStore');
+    else
+      sayUnguarded(
+        dataSource,
+        'TypeOrmStore',
+        "writes through the app's dataSource beside ctx.tx",
+        'use the default (node-postgres) driver',
+      );
     super({
       store: 'TypeOrmStore',
       client,

@@ -1,9 +1,19 @@
-import { ormStoreCases } from '@service-pay/sql/testing';
+import { ormStoreCases, writeGuardCases } from '@service-pay/sql/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { ORM_CLIENTS, type OrmClient } from './support/orm-clients.js';
 
 // Every ORM store (Kysely, Drizzle on node-postgres and postgres.js, Knex, TypeORM, Prisma) on the machine's
 // PostgreSQL runs the SQL stores' case list.
+/** Each client's own-transaction forms, as its fixture names them (support/orm-clients.ts). */
+const OWN_TRANSACTIONS: Record<string, string[]> = {
+  kysely: ['db.transaction()', 'db.startTransaction()', 'pool.connect() + BEGIN'],
+  drizzleNodePostgres: ['db.transaction()', 'pool.connect() + BEGIN'],
+  drizzlePostgresJs: ['db.transaction()', 'sql.begin()'],
+  knex: ['knex.transaction()', 'knex.transactionProvider()'],
+  typeOrm: ['dataSource.transaction()', 'dataSource.manager.transaction()', 'queryRunner.startTransaction()'],
+  prisma: ['prisma.$transaction(fn)', 'prisma.$transaction([...])'],
+};
+
 for (const open of ORM_CLIENTS) {
   describe(`ORM store (${open.name.replace(/Client$/, '')}) on PostgreSQL`, () => {
     let client: OrmClient<never>;
@@ -18,5 +28,31 @@ for (const open of ORM_CLIENTS) {
         c.rows(`drop function ${c.inbox}_claim(text), ${c.inbox}_take(text, text, text, text, text)`),
     });
     for (const c of cases) it(c.name, c.run);
+
+    describe('the delivery transaction is the only way to write', () => {
+      const label = open.name.replace(/Client$/, '');
+      const guard = () => client.guard;
+      const guardCases = writeGuardCases<never>({
+        store: () => client.store(),
+        write: (tx, marker) => client.write(tx, marker),
+        count: (marker) => client.count(marker),
+        get lazy() {
+          return guard().lazy;
+        },
+        startWrite: (tx, marker) => guard().startWrite(tx, marker),
+        globalWrite: (marker) => guard().globalWrite(marker),
+        globalRead: () => guard().globalRead(),
+        // Named now (the cases are listed before the client opens), run on the client once it is open.
+        ownTransactions: Object.fromEntries(
+          (OWN_TRANSACTIONS[label] ?? []).map((name) => [
+            name,
+            (marker: string) => (guard().ownTransactions[name] as (m: string) => PromiseLike<unknown>)(marker),
+          ]),
+        ),
+        stepwise: ['pool.connect() + BEGIN'],
+        poolOfOne: () => (guard().poolOfOne as NonNullable<ReturnType<typeof guard>['poolOfOne']>)(),
+      });
+      for (const c of guardCases) it(c.name, c.run);
+    });
   });
 }

@@ -1,7 +1,8 @@
 import { guardTransaction, type HeldTransaction, type InboxRecord, type TransactionSession } from '@service-pay/core';
-import { inDeliveryOf } from '@service-pay/core/node';
+import { type DeliveryGuard, openDelivery, outsideDelivery } from '@service-pay/core/node';
 import type { SqlClient } from './client.js';
 import type { Interruption, SqlDialect } from './dialect.js';
+import { PendingQueries } from './pending-queries.js';
 import { rollBackInterrupting } from './rollback-escalation.js';
 import { endedError, nestedTransactionError } from './transaction-errors.js';
 
@@ -25,6 +26,10 @@ export interface HeldSessionContext<Tx, Table extends { readonly name: string }>
 export class HeldSession<Tx, Table extends { readonly name: string }> implements TransactionSession<Tx> {
   readonly tx: Tx;
   #ended = false;
+  /** What the guards on the app's client refused during this delivery; ends with the commit or rollback. */
+  readonly #delivery: DeliveryGuard;
+  /** What the handler started through `ctx.tx` and has not finished. */
+  readonly #pending: PendingQueries;
 
   constructor(
     private readonly context: HeldSessionContext<Tx, Table>,
@@ -36,25 +41,48 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
   ) {
     const { store, client, dialect } = context;
     const ended = () => this.#ended;
-    this.tx =
+    this.#delivery = openDelivery(context.scope);
+    this.#pending = new PendingQueries(store);
+    // Outermost, so it sees what the handler gets back from every call (the guards below refuse first).
+    this.tx = this.#pending.wrap(
       client.guard?.(held.tx, ended) ??
-      guardTransaction(held.tx, {
-        ended,
-        rawTextMethods: client.rawTextMethods,
-        endsTransaction: (text) => dialect.endsTransaction(text),
-        endedError: () => endedError(store),
-        nestedError: () => nestedTransactionError(store),
-      });
+        guardTransaction(held.tx, {
+          ended,
+          rawTextMethods: client.rawTextMethods,
+          endsTransaction: (text) => dialect.endsTransaction(text),
+          endedError: () => endedError(store),
+          nestedError: () => nestedTransactionError(store),
+        }),
+    );
   }
 
   run<T>(handler: () => Promise<T>): Promise<T> {
-    return inDeliveryOf(this.context.scope, handler);
+    return this.#delivery.run(handler);
+  }
+
+  outside<T>(fn: () => T): T {
+    return outsideDelivery(fn);
+  }
+
+  refusal(): unknown {
+    return this.#delivery.refusal;
   }
 
   async commit(record: InboxRecord): Promise<void> {
     const { client, dialect, table, store } = this.context;
     if (this.#ended) throw endedError(store);
+    // What the handler started and did not await lands (or fails) first, while the guards still hold: an
+    // un-awaited chain may still write beside ctx.tx meanwhile.
+    const unfinished = await this.#pending.settle();
+    if (this.#ended) throw endedError(store); // rolled back meanwhile (the commit's deadline)
     this.#ended = true;
+    // A refusal the handler caught, or never awaited, still fails the delivery: nothing is recorded and the
+    // sender's retry runs it again.
+    const failure = this.#delivery.end() ?? unfinished;
+    if (failure !== undefined) {
+      await this.held.rollback().catch(() => {}); // a failed rollback: the client closes the connection
+      throw failure;
+    }
     if (record.outcome === 'rejected') {
       // The handler's writes go, and the row the claim may have written with them; the rejection is then
       // recorded in a transaction of its own (rare, so the common path carries no savepoint).
@@ -75,6 +103,7 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
   }
 
   async rollback(): Promise<void> {
+    this.#delivery.end();
     if (this.#ended) return;
     this.#ended = true;
     await rollBackInterrupting(() => this.held.rollback(), this.context.interrupt);

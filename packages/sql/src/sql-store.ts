@@ -6,6 +6,7 @@ import {
   type TransactionalStore,
   type TransactionClaim,
 } from '@service-pay/core';
+import { asStoreWork } from '@service-pay/core/node';
 import { AutoMigration, autoMigrateOption, MissingTableError } from './auto-migrate.js';
 import type { SqlClient } from './client.js';
 import type { Interruption, SqlDialect } from './dialect.js';
@@ -82,7 +83,8 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
     if (client.busy?.()) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
     let held: HeldTransaction<Tx>;
     try {
-      held = await holdTransaction<Tx>((work) => client.transaction(work));
+      // The connection the client checks out for it is the store's: its guard never judges ctx.tx's statements.
+      held = await holdTransaction<Tx>((work) => asStoreWork(() => client.transaction(work)));
     } catch (error) {
       // A client whose BEGIN takes the lock (SQLite's BEGIN IMMEDIATE) meets another writer there.
       if (dialect.isLockBusy(error)) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };

@@ -15,6 +15,9 @@
  * - `WRITE_OUTSIDE_TRANSACTION` is 500: a transactional store refused a write the handler sent beside
  *   `ctx.tx` on the store's own client (it would outlive a failed delivery); the delivery fails unrecorded,
  *   and the error the handler got carries this code.
+ * - `QUERY_NOT_AWAITED` is 500: the handler returned while a query it built through `ctx.tx` had never
+ *   been awaited, on a client that sends a query only when it is awaited; committing would record the
+ *   payment without that write, so the delivery fails unrecorded and the retry runs the handler again.
  *
  * @example
  * ```ts
@@ -47,6 +50,7 @@ export const STATUS_BY_CODE = Object.freeze({
   PAYMENT_READ_FAILED: 502,
   INVALID_OPTIONS: 500,
   WRITE_OUTSIDE_TRANSACTION: 500,
+  QUERY_NOT_AWAITED: 500,
   INTERNAL_ERROR: 500,
 } as const);
 

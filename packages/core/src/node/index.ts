@@ -1,7 +1,20 @@
 export { bodyTimeout, bodyTooLarge } from '../http/body-limit.js';
 export { clientDisconnected } from '../http/client-disconnected.js';
 // Node only (AsyncLocalStorage): the web bundle must not import node:async_hooks.
-export { inDeliveryOf, OwnTransactionError, refuseOwnTransactions } from '../store/own-transaction-guard.js';
+export {
+  asStoreWork,
+  ClientGuard,
+  clientGuard,
+  DeliveryGuard,
+  inDeliveryOf,
+  OwnTransactionError,
+  openDelivery,
+  outsideDelivery,
+  refusedValue,
+  refuseOwnTransactions,
+  WriteOutsideTransactionError,
+  wrapMethod,
+} from '../store/own-transaction-guard.js';
 export {
   type NodeBodySource,
   type NodeRequestLike,

@@ -39,6 +39,10 @@ export class HandlerContext implements AttemptContext {
     }
     return this.#confirmLease;
   }
+
+  outsideTransaction<T>(fn: () => T): T {
+    return fn();
+  }
 }
 
 /** The context with a transactional store: the handler writes through `tx`, the store's transaction. */
@@ -50,7 +54,16 @@ export class TransactionContext<Tx> extends HandlerContext {
     attempt: RunningAttempt,
     confirm: (attempt: RunningAttempt) => Promise<void>,
     readonly tx: Tx,
+    outside: (<T>(fn: () => T) => T) | undefined,
   ) {
     super(deliveryId, timestamp, source, attempt, confirm);
+    this.#outside = outside;
+  }
+
+  /** The session's way to run work with its guards off, if it has guards. */
+  readonly #outside: (<T>(fn: () => T) => T) | undefined;
+
+  override outsideTransaction<T>(fn: () => T): T {
+    return this.#outside === undefined ? fn() : this.#outside(fn);
   }
 }

@@ -42,6 +42,18 @@ export interface AttemptContext {
    * transaction itself holds the payment.
    */
   confirmLease(): Promise<void>;
+  /**
+   * Runs `fn` outside the delivery's transaction guard: with a transactional store, writes through the
+   * app's own client are refused during a delivery (they would commit even when the delivery fails), except
+   * inside `fn`, for a write that must survive the delivery on purpose (an audit row). With any other store
+   * it just runs `fn`. Returns what `fn` returns.
+   *
+   * @example
+   * ```ts
+   * await ctx.outsideTransaction(() => pool.query('insert into audit (payment_id) values ($1)', [event.paymentId]));
+   * ```
+   */
+  outsideTransaction<T>(fn: () => T): T;
 }
 
 /**

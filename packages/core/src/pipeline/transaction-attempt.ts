@@ -55,6 +55,7 @@ export async function transactionAttempt<Tx, T>(
       attempt,
       engine.confirm,
       session.tx,
+      session.outside?.bind(session),
     );
     const handle = () => runHandler(input, ctx, attempt, engine.running);
     const settled = await (session.run === undefined ? handle() : session.run(async () => handle()));
@@ -74,11 +75,10 @@ export async function transactionAttempt<Tx, T>(
       return conclusion.concluded({ outcome: 'timeout', handlerMs, rolledBack: true }, input);
     }
     if (settled.kind === 'threw' && !engine.isRejection(settled.error)) {
-      await rollback(engine, session.rollback.bind(session), settled.error, input);
-      return conclusion.concluded(
-        { outcome: 'failed', code: 'HANDLER_FAILED', error: settled.error, handlerMs },
-        input,
-      );
+      // A guard's refusal is the cause, whatever the client wrapped it in on its way to the handler.
+      const error = session.refusal?.() ?? settled.error;
+      await rollback(engine, session.rollback.bind(session), error, input);
+      return conclusion.concluded({ outcome: 'failed', code: 'HANDLER_FAILED', error, handlerMs }, input);
     }
     const rejected = settled.kind === 'threw';
     const record: InboxRecord = {

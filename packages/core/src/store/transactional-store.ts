@@ -62,6 +62,16 @@ export interface TransactionSession<Tx> {
    * once and return its promise unchanged.
    */
   run?<T>(handler: () => Promise<T>): Promise<T>;
+  /**
+   * Optional: runs `fn` with the guards of `run` off (`ctx.outsideTransaction(fn)`), for a write the
+   * handler sends beside the delivery on purpose. Without it `ctx.outsideTransaction` just runs `fn`.
+   */
+  outside?<T>(fn: () => T): T;
+  /**
+   * Optional: what the session's guards refused during the handler, if anything. When the handler throws,
+   * the pipeline reports this instead (the handler's error is often the client's wrapping of it).
+   */
+  refusal?(): unknown;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import type { OrmClient as SharedOrmClient } from '@service-pay/sql/testing';
+import type { GuardSubject, OrmClient as SharedOrmClient } from '@service-pay/sql/testing';
 import { sql as drizzleSql } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { pgTable, text } from 'drizzle-orm/pg-core';
@@ -16,8 +16,15 @@ import { type PrismaLike, PrismaStore } from '../../src/prisma.js';
 import { TypeOrmStore } from '../../src/typeorm.js';
 import { DATABASE_URL, openPool, uniqueName } from './database.js';
 
-/** One ORM store as the tests use it; `marksTable` when the client cannot use the marks table made for it (Prisma's schema names its own). */
-export type OrmClient<Tx> = SharedOrmClient<Tx> & { marksTable?: string; marks: string };
+/**
+ * One ORM store as the tests use it; `marksTable` when the client cannot use the marks table made for it
+ * (Prisma's schema names its own), and what the write guard's cases need beside (see `writeGuardCases`).
+ */
+export type OrmClient<Tx> = SharedOrmClient<Tx> & {
+  marksTable?: string;
+  marks: string;
+  guard: Omit<GuardSubject<Tx>, 'store' | 'write' | 'count'>;
+};
 export type { OrmStore } from '@service-pay/sql/testing';
 
 type Marks = Record<string, { marker: string }>;
@@ -67,6 +74,34 @@ export function kyselyClient() {
         db.transaction().execute(async (trx) => {
           await trx.insertInto(marks).values({ marker }).execute();
         }),
+      guard: {
+        lazy: false,
+        startWrite: (tx, marker) => tx.insertInto(marks).values({ marker }).execute(),
+        globalWrite: (marker) => db.insertInto(marks).values({ marker }).execute(),
+        globalRead: () => db.selectFrom(marks).selectAll().limit(1).execute(),
+        ownTransactions: {
+          'db.transaction()': (marker) =>
+            db.transaction().execute(async (trx) => {
+              await trx.insertInto(marks).values({ marker }).execute();
+            }),
+          'db.startTransaction()': async (marker) => {
+            const trx = await db.startTransaction().execute();
+            await trx.insertInto(marks).values({ marker }).execute();
+            await trx.commit().execute();
+          },
+          'pool.connect() + BEGIN': (marker) => pgOwnTransaction(pool, marks, marker),
+        },
+        poolOfOne: async () => {
+          const one = await openPool({ max: 1 });
+          const onOne = new Kysely<Marks>({ dialect: new PostgresDialect({ pool: one }) });
+          return {
+            store: new KyselyStore({ db: onOne, pool: one, tableName: inbox }),
+            write: (tx, marker) => tx.insertInto(marks).values({ marker }).execute(),
+            globalWrite: (marker) => one.query(`insert into ${marks} (marker) values ($1)`, [marker]),
+            close: () => one.end(),
+          };
+        },
+      },
       close: async () => {}, // the pool is the fixture's
     };
   });
@@ -91,6 +126,40 @@ function drizzleClient(flavour: 'node-postgres' | 'postgres.js') {
           db.transaction(async (trx) => {
             await trx.insert(table).values({ marker });
           }),
+        guard: {
+          lazy: true,
+          startWrite: (tx, marker) => tx.insert(table).values({ marker }),
+          globalWrite: (marker) => db.insert(table).values({ marker }),
+          globalRead: () => db.select().from(table).limit(1),
+          ownTransactions: {
+            'db.transaction()': (marker) =>
+              db.transaction(async (trx) => {
+                await trx.insert(table).values({ marker });
+              }),
+            ...(sqlJs
+              ? {
+                  'sql.begin()': (marker: string) =>
+                    sqlJs.begin(async (trx) => {
+                      await trx.unsafe(`insert into ${marks} (marker) values ($1)`, [marker]);
+                    }),
+                }
+              : { 'pool.connect() + BEGIN': (marker: string) => pgOwnTransaction(pool as pg.Pool, marks, marker) }),
+          },
+          poolOfOne: async () => {
+            const oneJs = sqlJs ? postgres(DATABASE_URL, { max: 1, onnotice: () => {} }) : undefined;
+            const onePool = sqlJs ? undefined : await openPool({ max: 1 });
+            const onOne = (oneJs ? drizzlePostgresJs(oneJs) : drizzlePg(onePool as pg.Pool)) as typeof db;
+            return {
+              store: new DrizzleStore({ db: onOne, tableName: inbox }),
+              write: async (tx, marker) => await tx.insert(table).values({ marker }),
+              globalWrite: (marker) => onOne.insert(table).values({ marker }),
+              close: async () => {
+                await oneJs?.end({ timeout: 5 });
+                await onePool?.end();
+              },
+            };
+          },
+        },
         close: async () => {
           await sqlJs?.end({ timeout: 5 });
           await pool?.end();
@@ -120,6 +189,32 @@ export function knexClient() {
         knex.transaction(async (trx) => {
           await trx(marks).insert({ marker });
         }),
+      guard: {
+        lazy: true,
+        startWrite: (tx, marker) => tx(marks).insert({ marker }),
+        globalWrite: (marker) => knex(marks).insert({ marker }),
+        globalRead: () => knex(marks).select('marker').limit(1),
+        ownTransactions: {
+          'knex.transaction()': (marker) =>
+            knex.transaction(async (trx) => {
+              await trx(marks).insert({ marker });
+            }),
+          'knex.transactionProvider()': async (marker) => {
+            const trx = await knex.transactionProvider()();
+            await trx(marks).insert({ marker });
+            await trx.commit();
+          },
+        },
+        poolOfOne: async () => {
+          const one = knexFactory({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 1 } });
+          return {
+            store: new KnexStore({ knex: one, tableName: inbox }),
+            write: async (tx, marker) => await tx(marks).insert({ marker }),
+            globalWrite: (marker) => one(marks).insert({ marker }),
+            close: () => one.destroy(),
+          };
+        },
+      },
       close: () => knex.destroy(),
     };
   });
@@ -150,6 +245,46 @@ export function typeOrmClient() {
         dataSource.transaction(async (manager) => {
           await manager.getRepository(Mark).insert({ marker });
         }),
+      guard: {
+        lazy: false,
+        startWrite: (tx, marker) => tx.getRepository(Mark).insert({ marker }),
+        globalWrite: (marker) => dataSource.getRepository(Mark).insert({ marker }),
+        globalRead: () => dataSource.getRepository(Mark).find({ take: 1 }),
+        ownTransactions: {
+          'dataSource.transaction()': (marker) =>
+            dataSource.transaction(async (manager) => {
+              await manager.getRepository(Mark).insert({ marker });
+            }),
+          'dataSource.manager.transaction()': (marker) =>
+            dataSource.manager.transaction(async (manager) => {
+              await manager.getRepository(Mark).insert({ marker });
+            }),
+          'queryRunner.startTransaction()': async (marker) => {
+            const runner = dataSource.createQueryRunner();
+            try {
+              await runner.startTransaction();
+              await runner.manager.getRepository(Mark).insert({ marker });
+              await runner.commitTransaction();
+            } finally {
+              await runner.release();
+            }
+          },
+        },
+        poolOfOne: async () => {
+          const one = await new DataSource({
+            type: 'postgres',
+            url: DATABASE_URL,
+            entities: [Mark],
+            poolSize: 1,
+          }).initialize();
+          return {
+            store: new TypeOrmStore({ dataSource: one, tableName: inbox }),
+            write: (tx, marker) => tx.getRepository(Mark).insert({ marker }),
+            globalWrite: (marker) => one.getRepository(Mark).insert({ marker }),
+            close: () => one.destroy(),
+          };
+        },
+      },
       close: () => dataSource.destroy(),
     };
   });
@@ -157,7 +292,10 @@ export function typeOrmClient() {
 
 /** The generated client's shape as these tests use it (test/prisma/schema.prisma). */
 interface PrismaMarks extends PrismaLike {
-  mark: { create(args: { data: { marker: string } }): Promise<unknown> };
+  mark: {
+    create(args: { data: { marker: string } }): Promise<unknown>;
+    findFirst(): Promise<unknown>;
+  };
   $disconnect(): Promise<void>;
 }
 type PrismaTx = Omit<PrismaMarks, '$transaction' | '$disconnect'>;
@@ -176,11 +314,14 @@ export function prismaClient() {
     await pool.query(
       'create table if not exists service_pay_prisma_marks (id serial primary key, marker text not null)',
     );
-    const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: DATABASE_URL, max: 25 }) });
+    // The adapter on a pool of the app's, given to the store too: the store guards it.
+    const prismaPool = await openPool();
+    const prisma = new PrismaClient({ adapter: new PrismaPg(prismaPool) });
+    const table = 'service_pay_prisma_marks';
     return {
       name: 'Prisma',
-      marksTable: 'service_pay_prisma_marks',
-      store: () => new PrismaStore({ prisma, tableName: inbox }),
+      marksTable: table,
+      store: () => new PrismaStore({ prisma, pool: prismaPool, tableName: inbox }),
       write: async (tx, marker) => {
         await tx.mark.create({ data: { marker } });
       },
@@ -190,9 +331,56 @@ export function prismaClient() {
         prisma.$transaction(async (trx: PrismaTx) => {
           await trx.mark.create({ data: { marker } });
         }),
-      close: () => prisma.$disconnect(),
+      guard: {
+        lazy: true,
+        startWrite: (tx, marker) => tx.mark.create({ data: { marker } }),
+        globalWrite: (marker) => prisma.mark.create({ data: { marker } }),
+        globalRead: () => prisma.mark.findFirst(),
+        ownTransactions: {
+          'prisma.$transaction(fn)': (marker) =>
+            prisma.$transaction(async (trx: PrismaTx) => {
+              await trx.mark.create({ data: { marker } });
+            }),
+          'prisma.$transaction([...])': (marker) =>
+            (prisma.$transaction as unknown as (queries: unknown[]) => Promise<unknown>)([
+              prisma.mark.create({ data: { marker } }),
+            ]),
+        },
+        poolOfOne: async () => {
+          const one = await openPool({ max: 1 });
+          const onOne = new PrismaClient({ adapter: new PrismaPg(one) });
+          return {
+            store: new PrismaStore({ prisma: onOne, pool: one, tableName: inbox }),
+            write: (tx, marker) => tx.mark.create({ data: { marker } }),
+            globalWrite: (marker) => onOne.mark.create({ data: { marker } }),
+            close: async () => {
+              await onOne.$disconnect();
+              await one.end();
+            },
+          };
+        },
+      },
+      close: async () => {
+        await prisma.$disconnect();
+        await prismaPool.end();
+      },
     };
   });
+}
+
+/** The app's own transaction on a node-postgres pool: a checked-out client, BEGIN, the mark, COMMIT. */
+async function pgOwnTransaction(pool: pg.Pool, marks: string, marker: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`insert into ${marks} (marker) values ($1)`, [marker]);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
 }
 
 /** Every ORM client, for the suites that run on each. */

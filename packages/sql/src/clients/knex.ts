@@ -1,12 +1,14 @@
 import type { StorePoolState } from '@service-pay/core';
-import { refuseOwnTransactions } from '@service-pay/core/node';
+import { clientGuard, refusedValue, refuseOwnTransactions, wrapMethod } from '@service-pay/core/node';
 import type { Knex } from 'knex';
 import { resultOf, type SqlClient, type Statement } from '../client.js';
+import { statementRefusal } from '../statement-kind.js';
 
 /**
  * Knex (and MikroORM through its Knex), on any dialect: the delivery in `knex.transaction(...)`, the
  * store's statements through `raw` (Knex binds `?` in its own dialect). `transaction()` and
- * `transactionProvider()` are refused inside a delivery of this store (`scope`).
+ * `transactionProvider()` are refused inside a delivery of this store (`scope`), and so is a write or a
+ * BEGIN the handler sends through the app's `knex` beside `ctx.tx` (see `guardKnexQueries`).
  *
  * @example
  * ```ts
@@ -15,7 +17,10 @@ import { resultOf, type SqlClient, type Statement } from '../client.js';
  */
 export function knexClient(knex: Knex, store: string): { client: SqlClient<Knex.Transaction>; scope: object } {
   const scope = {};
-  const own = refuseOwnTransactions(knex, ['transaction', 'transactionProvider'], scope, store);
+  const own = refuseOwnTransactions(knex, ['transaction', 'transactionProvider'], scope, store, {
+    transaction: "knex.transaction() (MikroORM's em.flush() and em.transactional() without { ctx: ctx.tx } call it)",
+  });
+  guardKnexQueries(knex, scope, store);
   const run = async (executor: Knex | Knex.Transaction, statement: Statement) =>
     resultOf(
       await (statement.values.length === 0
@@ -73,4 +78,37 @@ export function knexOption(options: unknown, store: string, dialects: readonly s
     );
   }
   return knex;
+}
+
+/**
+ * Refuses, during a delivery of a store given `knex`, a write or a BEGIN sent through the app's `knex`
+ * beside `ctx.tx`, judged by the async context that built and ran it, before it waits for a connection (a
+ * refusal never queues behind the delivery's own). Every query of `knex` itself runs through its client's
+ * `runner(builder)`, wrapped on that instance (`knex.client`); a transaction's queries run through a client
+ * of their own (Knex builds one per transaction from the class, not from this instance), so `ctx.tx` is
+ * never judged. Reads pass; a refusal is a rejected promise.
+ */
+function guardKnexQueries(knex: Knex, scope: object, store: string): void {
+  const client = knex.client as object;
+  const guard = clientGuard(client, scope, store);
+  wrapMethod(client, guard, 'runner', (original, args) => {
+    const inside = guard.running();
+    if (inside === undefined) return original(...args);
+    const error = statementRefusal(inside.store, sqlOf(args[0]), 'knex');
+    if (error === undefined) return original(...args);
+    return refusedValue(inside.delivery.refuse(error));
+  });
+}
+
+/** The SQL text a Knex builder or raw will run (`toSQL()`), all of its statements joined. */
+function sqlOf(builder: unknown): string | undefined {
+  const toSql = (builder as { toSQL?: unknown } | null)?.toSQL;
+  if (typeof toSql !== 'function') return undefined;
+  try {
+    const compiled = toSql.call(builder) as unknown;
+    const list = (Array.isArray(compiled) ? compiled : [compiled]) as Array<{ sql?: unknown } | null>;
+    return list.map((one) => String(one?.sql ?? '')).join(';\n');
+  } catch {
+    return undefined;
+  }
 }

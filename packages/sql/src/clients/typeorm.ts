@@ -1,12 +1,20 @@
-import { refuseOwnTransactions } from '@service-pay/core/node';
+import {
+  type ClientGuard,
+  clientGuard,
+  OwnTransactionError,
+  refusedValue,
+  refuseOwnTransactions,
+  wrapMethod,
+} from '@service-pay/core/node';
 import type { DataSource, EntityManager } from 'typeorm';
 import { resultOf, type SqlClient, type Statement } from '../client.js';
+import { statementRefusal } from '../statement-kind.js';
 
 /**
  * TypeORM, on any of its SQL drivers: the delivery in `dataSource.transaction(...)`, `ctx.tx` its
  * `EntityManager`, the store's statements through `query` (in the driver's own placeholders).
- * `dataSource.transaction()` and `dataSource.manager.transaction()` are refused inside a delivery of this
- * store (`scope`).
+ * `dataSource.transaction()`, `dataSource.manager.transaction()` and a query runner's
+ * `startTransaction()` are refused inside a delivery of this store (`scope`).
  *
  * @example
  * ```ts
@@ -20,6 +28,16 @@ export function typeOrmClient(
   const scope = {};
   const own = refuseOwnTransactions(dataSource, ['transaction'], scope, store);
   refuseOwnTransactions(dataSource.manager, ['transaction'], scope, store);
+  // Each query runner the app creates (every dataSource/manager/repository call makes one): its
+  // statements judged before it waits for a connection, its startTransaction() refused. The store's own
+  // runners (made while it opens a delivery) are left alone: they are ctx.tx's.
+  const guard = clientGuard(dataSource, scope, store);
+  wrapMethod(dataSource, guard, 'createQueryRunner', (original, args) => {
+    const runner = original(...args) as { startTransaction?: unknown; query?: unknown };
+    if (guard.storeWork()) return runner;
+    guardRunner(runner, guard);
+    return runner;
+  });
   const run = async (executor: DataSource | EntityManager, statement: Statement) =>
     resultOf(await executor.query(statement.sql, statement.values.length === 0 ? undefined : [...statement.values]));
   return {
@@ -60,4 +78,28 @@ export function typeOrmOption(options: unknown, store: string, types: readonly s
     throw new TypeError(`${store}: options.dataSource is not initialized; await dataSource.initialize() first.`);
   }
   return dataSource;
+}
+
+/** A query runner of the app's: `startTransaction()` and writes through `query()` refused in a delivery. */
+function guardRunner(runner: { startTransaction?: unknown; query?: unknown }, guard: ClientGuard): void {
+  const start = runner.startTransaction;
+  const query = runner.query;
+  if (typeof start === 'function') {
+    runner.startTransaction = (...args: unknown[]) => {
+      const inside = guard.running();
+      if (inside === undefined) return (start as (...a: unknown[]) => unknown).apply(runner, args);
+      return refusedValue(
+        inside.delivery.refuse(new OwnTransactionError(inside.store, 'queryRunner.startTransaction()')),
+      );
+    };
+  }
+  if (typeof query === 'function') {
+    runner.query = (...args: unknown[]) => {
+      const inside = guard.running();
+      const error = inside === undefined ? undefined : statementRefusal(inside.store, args[0], 'queryRunner.query');
+      if (inside === undefined || error === undefined)
+        return (query as (...a: unknown[]) => unknown).apply(runner, args);
+      return inside.delivery.refuse(error);
+    };
+  }
 }

@@ -1,0 +1,94 @@
+import type { PGlite } from '@electric-sql/pglite';
+import { type GuardSubject, writeGuardCases } from '@service-pay/sql/testing';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { PostgresStore } from '../src/index.js';
+import type { PGliteTransaction } from '../src/pglite-types.js';
+import { openPGlite, openPool, uniqueName } from './support/database.js';
+
+/**
+ * The write guard's cases (the delivery's transaction is the only way to write) on PostgresStore's own
+ * clients: node-postgres (a Pool) and PGlite. Credits are counted in a table without a unique constraint.
+ * The ORM stores run the same cases in orm-stores.test.ts.
+ */
+const marks = uniqueName('guard_marks');
+const inbox = uniqueName('guard_inbox');
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  pool = await openPool();
+  await pool.query(`create table ${marks} (id serial primary key, marker text not null)`);
+});
+afterAll(async () => {
+  await pool.query(`drop table if exists ${marks}, ${inbox}`);
+  await pool.query(`drop function if exists ${inbox}_claim(text)`).catch(() => {});
+  await pool.end();
+});
+
+const insert = `insert into ${marks} (marker) values ($1)`;
+
+describe('PostgresStore (node-postgres): the delivery transaction is the only way to write', () => {
+  const subject: GuardSubject<pg.PoolClient> = {
+    store: () => new PostgresStore({ pool, tableName: inbox }),
+    lazy: false,
+    write: (tx, marker) => tx.query(insert, [marker]),
+    startWrite: (tx, marker) => tx.query(insert, [marker]),
+    globalWrite: (marker) => pool.query(insert, [marker]),
+    globalRead: () => pool.query(`select * from ${marks} limit 1`),
+    ownTransactions: {
+      'pool.connect() + BEGIN': async (marker) => {
+        const client = await pool.connect();
+        try {
+          await client.query('BEGIN');
+          await client.query(insert, [marker]);
+          await client.query('COMMIT');
+        } finally {
+          client.release();
+        }
+      },
+    },
+    stepwise: ['pool.connect() + BEGIN'],
+    count: async (marker) =>
+      Number((await pool.query(`select count(*)::int as n from ${marks} where marker = $1`, [marker])).rows[0].n),
+    poolOfOne: async () => {
+      const one = await openPool({ max: 1 });
+      return {
+        store: new PostgresStore({ pool: one, tableName: inbox }),
+        write: (tx, marker) => tx.query(insert, [marker]),
+        globalWrite: (marker) => one.query(insert, [marker]),
+        close: () => one.end(),
+      };
+    },
+  };
+  for (const c of writeGuardCases(subject)) it(c.name, c.run);
+});
+
+describe('PostgresStore (PGlite): the delivery transaction is the only way to write', () => {
+  let pglite: PGlite;
+  beforeAll(async () => {
+    pglite = await openPGlite();
+    await pglite.exec('create table marks (id serial primary key, marker text not null)');
+  });
+  afterAll(() => pglite.close());
+  const pgInsert = 'insert into marks (marker) values ($1)';
+  const subject: GuardSubject<PGliteTransaction> = {
+    store: () => new PostgresStore({ pglite }) as never,
+    lazy: false,
+    oneConnection: true,
+    write: (tx, marker) => tx.query(pgInsert, [marker]),
+    startWrite: (tx, marker) => tx.query(pgInsert, [marker]),
+    globalWrite: (marker) => pglite.query(pgInsert, [marker]),
+    // PGlite is one connection, held by the delivery: a read through the instance would wait for the
+    // delivery to end, so the read case reads through ctx-free code that does not touch the database.
+    globalRead: async () => undefined,
+    ownTransactions: {
+      'pglite.transaction()': (marker) => pglite.transaction(async (tx) => void (await tx.query(pgInsert, [marker]))),
+    },
+    count: async (marker) =>
+      Number(
+        (await pglite.query<{ n: number }>('select count(*)::int as n from marks where marker = $1', [marker])).rows[0]
+          ?.n,
+      ),
+  };
+  for (const c of writeGuardCases(subject)) it(c.name, c.run);
+});

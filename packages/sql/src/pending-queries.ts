@@ -1,0 +1,194 @@
+import { statementKind } from './statement-kind.js';
+
+/**
+ * The error a delivery fails with when the handler returned while a write it built through `ctx.tx` was
+ * never awaited, on a client that sends a query only when it is awaited (Prisma, Drizzle, Knex,
+ * postgres.js): committing would record the payment without that write. Code `QUERY_NOT_AWAITED` (500,
+ * nothing recorded, the sender's retry runs the handler again).
+ *
+ * @example
+ * ```ts
+ * if (error instanceof QueryNotAwaitedError) console.error('add the missing await');
+ * ```
+ */
+export class QueryNotAwaitedError extends Error {
+  /** Stable code for logs and tests. */
+  readonly code = 'QUERY_NOT_AWAITED';
+
+  constructor(store: string, what: string) {
+    super(
+      `${store}: onPaymentPaid returned without awaiting a query it built through ctx.tx (${what}). This ` +
+        'client sends a query only when it is awaited, so committing now would record the payment without ' +
+        'that write: the delivery is answered 500, nothing is recorded, and the retry runs the handler ' +
+        'again. Add the missing `await` (the lint rule @typescript-eslint/no-floating-promises finds them).',
+    );
+    this.name = 'QueryNotAwaitedError';
+  }
+}
+
+/** A promise handed to the handler in place of an eager query's: notes whether anyone looked at it. */
+class Observed<T> extends Promise<T> {
+  static override get [Symbol.species]() {
+    return Promise;
+  }
+  observed = false;
+
+  // biome-ignore lint/suspicious/noThenProperty: a promise subclass that notes whether anyone awaited it
+  override then<A = T, B = never>(
+    onFulfilled?: ((value: T) => A | PromiseLike<A>) | null,
+    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
+    this.observed = true;
+    return super.then(onFulfilled, onRejected);
+  }
+}
+
+const promiseThen = Promise.prototype.then;
+const ignore = () => {};
+
+/** What a lazy query is, for the error: how it was built (`ctx.tx.insert(…).values(…)`). */
+interface Lazy {
+  readonly method: string;
+}
+
+/**
+ * What the handler started through `ctx.tx` and has not finished. A query of a client that runs it at
+ * once (a native promise: node-postgres, Kysely's `execute`, TypeORM, mysql2) is waited for before the
+ * commit, and if it failed unobserved the delivery fails with its error. A query of a client that sends it
+ * only when awaited (any other thenable: Prisma, Drizzle, Knex, postgres.js) must have been awaited (or
+ * chained into another query, or passed to one) by then; a write never awaited fails the delivery with
+ * `QueryNotAwaitedError`. An un-awaited read loses nothing and is let go.
+ */
+export class PendingQueries {
+  readonly #eager = new Set<{ original: Promise<unknown>; observed: Observed<unknown> }>();
+  readonly #lazy = new Map<object, Lazy>();
+  readonly #proxies = new WeakMap<object, object>();
+  readonly #targets = new WeakMap<object, object>();
+  /** How each object the handler got was built (`insert.values`), for the error. */
+  readonly #names = new WeakMap<object, string>();
+
+  constructor(private readonly store: string) {}
+
+  /** `tx` as the handler sees it: every call's result followed as above. */
+  wrap<Tx>(tx: Tx): Tx {
+    return this.#wrap(tx as object, 0) as Tx;
+  }
+
+  /**
+   * Waits for the eager queries and answers the delivery's failure, if any: an eager query that failed
+   * unobserved, or a lazy write never awaited.
+   */
+  async settle(): Promise<Error | undefined> {
+    let failure: unknown;
+    while (this.#eager.size > 0) {
+      const entries = [...this.#eager];
+      this.#eager.clear();
+      for (const entry of entries) {
+        try {
+          await entry.original;
+        } catch (error) {
+          if (!entry.observed.observed) failure ??= error;
+        }
+      }
+    }
+    if (failure !== undefined) return failure instanceof Error ? failure : new Error(String(failure));
+    for (const [target, lazy] of this.#lazy) {
+      if (isRead(target, lazy)) continue;
+      return new QueryNotAwaitedError(this.store, lazy.method);
+    }
+    return undefined;
+  }
+
+  #wrap(value: object, depth: number): object {
+    const known = this.#proxies.get(value);
+    if (known !== undefined) return known;
+    const pending = this;
+    const proxy = new Proxy(value, {
+      apply(target, _thisArg, args) {
+        const name = `${pending.#names.get(target) ?? 'ctx.tx'}(…)`;
+        return pending.#result(Reflect.apply(target as never, target, pending.#unwrapped(args)), name);
+      },
+      get(target, property) {
+        const member = Reflect.get(target, property);
+        if (typeof member === 'function' && property !== 'constructor') {
+          if (property === 'then' || property === 'catch' || property === 'finally') {
+            return (...args: unknown[]) => {
+              pending.#lazy.delete(target);
+              return (member as (...a: unknown[]) => unknown).apply(target, args);
+            };
+          }
+          return (...args: unknown[]) => {
+            const result = (member as (...a: unknown[]) => unknown).apply(target, pending.#unwrapped(args));
+            if (result === target) return proxy;
+            // A builder method chained onto a query makes a new query: the old one is superseded.
+            pending.#lazy.delete(target);
+            return pending.#result(result, `${pending.#names.get(target) ?? 'ctx.tx'}.${String(property)}(…)`);
+          };
+        }
+        // One level of objects (Prisma's model delegates: `ctx.tx.order.create(...)`).
+        if (depth === 0 && typeof member === 'object' && member !== null && typeof property === 'string') {
+          if (!pending.#names.has(member)) pending.#names.set(member, `ctx.tx.${property}`);
+          return pending.#wrap(member, 1);
+        }
+        return member;
+      },
+    });
+    this.#proxies.set(value, proxy);
+    this.#targets.set(proxy, value);
+    return proxy;
+  }
+
+  /** Arguments as the client expects them (its own objects, not our proxies); a query passed on is used. */
+  #unwrapped(args: unknown[]): unknown[] {
+    return args.map((arg) => {
+      const target =
+        typeof arg === 'object' || typeof arg === 'function' ? this.#targets.get(arg as object) : undefined;
+      if (target === undefined) return arg;
+      this.#lazy.delete(target);
+      return target;
+    });
+  }
+
+  #result(result: unknown, method: string): unknown {
+    if ((typeof result !== 'object' && typeof result !== 'function') || result === null) return result;
+    const then = (result as { then?: unknown }).then;
+    this.#names.set(result as object, method);
+    if (typeof then !== 'function') return this.#wrap(result as object, 1);
+    if (result instanceof Promise && result.constructor === Promise) {
+      const observed = new Observed<unknown>((resolve, reject) => {
+        promiseThen.call(result, resolve, reject);
+      });
+      // Marked handled without counting as looked at: an unobserved failure fails the delivery instead.
+      promiseThen.call(observed, undefined, ignore);
+      const entry = { original: result, observed };
+      this.#eager.add(entry);
+      promiseThen.call(result, () => this.#eager.delete(entry), ignore);
+      return observed;
+    }
+    this.#lazy.set(result as object, { method });
+    return this.#wrap(result as object, 1);
+  }
+}
+
+/** Prisma's operations that only read. */
+const PRISMA_READS = /^(?:find\w*|count|aggregate|groupBy|\$queryRaw\w*)$/;
+
+/** True for a lazy query known to be a read (its SQL text, or the Prisma operation that built it). */
+function isRead(target: object, lazy: Lazy): boolean {
+  const last = /\.?(\$?\w+)\(…\)$/.exec(lazy.method)?.[1] ?? '';
+  if (PRISMA_READS.test(last)) return true;
+  const toSql = (target as { toSQL?: unknown }).toSQL;
+  if (typeof toSql === 'function') {
+    try {
+      const compiled = toSql.call(target) as unknown;
+      const list = Array.isArray(compiled) ? compiled : [compiled];
+      return list.every((one) => statementKind((one as { sql?: unknown } | null)?.sql) === 'read');
+    } catch {
+      return false;
+    }
+  }
+  // postgres.js: the tagged template's strings.
+  const strings = (target as { strings?: unknown }).strings;
+  if (Array.isArray(strings)) return statementKind(strings.join('$')) === 'read';
+  return false;
+}

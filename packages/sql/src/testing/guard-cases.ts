@@ -1,0 +1,266 @@
+import {
+  createWebhookHandler,
+  type PaymentPaidContext,
+  type PaymentPaidEvent,
+  signWebhook,
+  type TransactionalStore,
+  type WebhookRequest,
+} from '@service-pay/core';
+import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+
+/**
+ * One client under the write guard's cases: a store on the app's client, the credit through `ctx.tx`, the
+ * same write through the app's own client, and every way the client opens a transaction of its own.
+ * Credits are counted in a table without a unique constraint, so a second one would show.
+ */
+export interface GuardSubject<Tx> {
+  /** A store on the app's client (stores are cheap; each case takes one). */
+  store(): TransactionalStore<Tx>;
+  /** The credit through `ctx.tx`, awaited. */
+  write(tx: Tx, marker: string): Promise<unknown>;
+  /** The credit through `ctx.tx` as the client returns it, NOT awaited (the mistake). */
+  startWrite(tx: Tx, marker: string): unknown;
+  /** True when the client sends a query only when it is awaited (Prisma, Drizzle, Knex, postgres.js). */
+  lazy: boolean;
+  /** The credit through the app's own client, beside `ctx.tx` (the mistake). */
+  globalWrite(marker: string): PromiseLike<unknown>;
+  /** A read through the app's own client (allowed). */
+  globalRead(): PromiseLike<unknown>;
+  /** Each way of opening a transaction of the client's own, writing `marker` in it. */
+  ownTransactions: Record<string, (marker: string) => PromiseLike<unknown>>;
+  /**
+   * Forms that open their transaction only after a first await (`pool.connect()`, then BEGIN): started
+   * and not awaited, the handler has returned before they reach BEGIN, and they are background work.
+   */
+  stepwise?: readonly string[];
+  /** How many credits `marker` has, read outside any delivery. */
+  count(marker: string): Promise<number>;
+  /**
+   * One connection (PGlite): the delivery's transaction holds it, so a write outside the delivery
+   * (`ctx.outsideTransaction`) would wait for the delivery to end; that case does not apply.
+   */
+  oneConnection?: boolean;
+  /**
+   * Optional: a store and the app's client on a pool of ONE connection, for the interleaving case (a
+   * delivery and a plain request on the same pool: only the delivery's write is refused).
+   */
+  poolOfOne?(): Promise<{
+    store: TransactionalStore<Tx>;
+    write(tx: Tx, marker: string): Promise<unknown>;
+    globalWrite(marker: string): PromiseLike<unknown>;
+    close(): Promise<void>;
+  }>;
+}
+
+/** One case: a name and its body, to run with the test runner's `it`. */
+export interface GuardCase {
+  name: string;
+  run: () => Promise<void>;
+}
+
+const SECRET = 'whsec_guard_cases_0123456789abcdef';
+let attempts = 0;
+
+function delivery(event: PaymentPaidEvent): WebhookRequest {
+  attempts += 1;
+  const { body, headers } = signWebhook({ event, secret: SECRET, deliveryId: `dl_guard_${attempts}` });
+  return { method: 'POST', headers, rawBody: body };
+}
+
+type Handler<Tx> = (event: PaymentPaidEvent, ctx: PaymentPaidContext & { tx: Tx }) => Promise<void>;
+
+/** A webhook handler on `store` that keeps what it logged. */
+function handlerOn<Tx>(store: TransactionalStore<Tx>, onPaymentPaid: Handler<Tx>) {
+  const logged: Array<Record<string, unknown>> = [];
+  const record = (fields: unknown) => void logged.push(fields as Record<string, unknown>);
+  const handle = createWebhookHandler({
+    secret: SECRET,
+    store,
+    logger: { warn: record, error: record },
+    onPaymentPaid: onPaymentPaid as never,
+  });
+  const codeOf = () => (logged.at(-1)?.err as { code?: unknown } | undefined)?.code;
+  return { handle, logged, codeOf };
+}
+
+function expect(condition: boolean, what: string): void {
+  if (!condition) throw new Error(`expected ${what}`);
+}
+
+/**
+ * The write guard's cases for one client: the global-client write (refused with a message naming
+ * `ctx.tx`, 500, then the retry through `ctx.tx` credits exactly once), the same caught or not awaited,
+ * reads allowed, the un-awaited `ctx.tx` write (waited for, or refused naming `await`: never recorded
+ * without it), each own-transaction form (also un-awaited), background work after the delivery (allowed),
+ * `ctx.outsideTransaction` (an audit write that survives the failed attempt) and, given `poolOfOne`, a
+ * delivery and a plain request interleaved on a pool of one.
+ *
+ * @example
+ * ```ts
+ * for (const c of writeGuardCases(subject)) it(c.name, c.run);
+ * ```
+ */
+export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
+  const cases: GuardCase[] = [];
+  const add = (name: string, run: () => Promise<void>) => cases.push({ name, run });
+
+  add(
+    'a write through the app client is refused naming ctx.tx (500), the retry through ctx.tx credits once',
+    async () => {
+      const event = samplePaymentPaidEvent();
+      let calls = 0;
+      const { handle, logged, codeOf } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+        calls += 1;
+        if (calls === 1) await subject.globalWrite(paid.paymentId);
+        else await subject.write(ctx.tx, paid.paymentId);
+      });
+      expect((await handle(delivery(event))).status === 500, 'the global write to answer 500');
+      expect(codeOf() === 'WRITE_OUTSIDE_TRANSACTION', `WRITE_OUTSIDE_TRANSACTION, got ${String(codeOf())}`);
+      expect(/ctx\.tx/.test(String((logged.at(-1)?.err as Error | undefined)?.message)), 'the message to name ctx.tx');
+      expect((await subject.count(event.paymentId)) === 0, 'no credit from the refused write');
+      expect((await handle(delivery(event))).status === 200, 'the retry to credit');
+      const third = await handle(delivery(event));
+      expect(third.body.includes('duplicate'), 'the third delivery to be a duplicate');
+      expect((await subject.count(event.paymentId)) === 1, 'exactly one credit');
+    },
+  );
+
+  add('a refused global write the handler caught, or never awaited, still fails the delivery', async () => {
+    for (const how of ['caught', 'not awaited'] as const) {
+      const event = samplePaymentPaidEvent();
+      const { handle, codeOf } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+        if (how === 'caught') await Promise.resolve(subject.globalWrite(paid.paymentId)).catch(() => {});
+        // Started (a lazy client sends a query only once `then` is called) and left to run.
+        else void subject.globalWrite(paid.paymentId).then(undefined, () => {});
+        await subject.write(ctx.tx, `${paid.paymentId}:tx`);
+      });
+      expect((await handle(delivery(event))).status === 500, `a ${how} refusal to answer 500`);
+      expect(codeOf() === 'WRITE_OUTSIDE_TRANSACTION', `WRITE_OUTSIDE_TRANSACTION (${how})`);
+      expect((await subject.count(event.paymentId)) === 0, `no global credit (${how})`);
+      expect((await subject.count(`${event.paymentId}:tx`)) === 0, `the ctx.tx write rolled back (${how})`);
+    }
+  });
+
+  add('a read through the app client is allowed during a delivery', async () => {
+    const event = samplePaymentPaidEvent();
+    const { handle } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+      await subject.globalRead();
+      await subject.write(ctx.tx, paid.paymentId);
+    });
+    expect((await handle(delivery(event))).status === 200, 'a read to be allowed');
+    expect((await subject.count(event.paymentId)) === 1, 'one credit');
+  });
+
+  add('an un-awaited ctx.tx write is never a silent loss', async () => {
+    const event = samplePaymentPaidEvent();
+    let calls = 0;
+    const { handle, codeOf } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+      calls += 1;
+      if (calls === 1) void subject.startWrite(ctx.tx, paid.paymentId);
+      else await subject.write(ctx.tx, paid.paymentId);
+    });
+    const first = await handle(delivery(event));
+    if (subject.lazy) {
+      expect(first.status === 500, 'a lazy client to refuse the delivery');
+      expect(codeOf() === 'QUERY_NOT_AWAITED', `QUERY_NOT_AWAITED, got ${String(codeOf())}`);
+      expect((await subject.count(event.paymentId)) === 0, 'nothing credited');
+      expect((await handle(delivery(event))).status === 200, 'the retry to credit');
+    } else {
+      expect(first.status === 200, 'an eager client to land the write before commit');
+    }
+    expect((await subject.count(event.paymentId)) === 1, 'exactly one credit');
+  });
+
+  for (const [name, open] of Object.entries(subject.ownTransactions)) {
+    add(`its own transaction (${name}) is refused, awaited or not, and credits nothing`, async () => {
+      for (const awaited of subject.stepwise?.includes(name) ? [true] : [true, false]) {
+        const event = samplePaymentPaidEvent();
+        const { handle, codeOf } = handlerOn<Tx>(subject.store(), async (paid) => {
+          if (awaited) await open(paid.paymentId);
+          else void Promise.resolve(open(paid.paymentId)).catch(() => {});
+        });
+        expect((await handle(delivery(event))).status === 500, `${name} to answer 500 (awaited: ${awaited})`);
+        expect(codeOf() === 'OWN_TRANSACTION_IN_HANDLER', `OWN_TRANSACTION_IN_HANDLER, got ${String(codeOf())}`);
+        expect((await subject.count(event.paymentId)) === 0, `no credit through ${name}`);
+      }
+      const outside = `outside:${samplePaymentPaidEvent().paymentId}`;
+      await open(outside);
+      expect((await subject.count(outside)) === 1, `${name} to work outside a delivery`);
+    });
+  }
+
+  add('background work started in the handler writes freely once the delivery has ended', async () => {
+    const event = samplePaymentPaidEvent();
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let background: Promise<unknown> = Promise.resolve();
+    const { handle } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+      await subject.write(ctx.tx, paid.paymentId);
+      background = gate.then(() => subject.globalWrite(`${paid.paymentId}:later`));
+    });
+    expect((await handle(delivery(event))).status === 200, 'the delivery to credit');
+    open();
+    await background;
+    expect((await subject.count(`${event.paymentId}:later`)) === 1, 'the background write to land');
+  });
+
+  if (subject.oneConnection !== true)
+    add('ctx.outsideTransaction lets a deliberate write through, and it survives the failed attempt', async () => {
+      const event = samplePaymentPaidEvent();
+      let calls = 0;
+      const { handle } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+        calls += 1;
+        await ctx.outsideTransaction(() => subject.globalWrite(`${paid.paymentId}:audit`));
+        await subject.write(ctx.tx, paid.paymentId);
+        if (calls === 1) throw new Error('the first attempt fails after its writes');
+      });
+      expect((await handle(delivery(event))).status === 500, 'the first attempt to fail');
+      expect((await subject.count(`${event.paymentId}:audit`)) === 1, 'the audit write to survive');
+      expect((await subject.count(event.paymentId)) === 0, 'the credit rolled back');
+      expect((await handle(delivery(event))).status === 200, 'the retry to credit');
+      expect((await subject.count(event.paymentId)) === 1, 'exactly one credit');
+    });
+
+  const poolOfOne = subject.poolOfOne;
+  if (poolOfOne !== undefined) {
+    add('on a pool of one, a delivery and a plain request interleave: only the delivery write is refused', async () => {
+      const one = await poolOfOne();
+      try {
+        const event = samplePaymentPaidEvent();
+        let entered: () => void = () => {};
+        const inside = new Promise<void>((resolve) => {
+          entered = resolve;
+        });
+        let release: () => void = () => {};
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const { handle, codeOf } = handlerOn<Tx>(one.store, async (paid) => {
+          entered();
+          await gate;
+          await one.globalWrite(paid.paymentId);
+        });
+        const answered = handle(delivery(event));
+        await inside;
+        // The plain request queues behind the delivery's connection, issued outside any delivery.
+        const plain = Promise.resolve(one.globalWrite(`${event.paymentId}:plain`));
+        release();
+        expect((await answered).status === 500, 'the delivery write to be refused');
+        expect(codeOf() === 'WRITE_OUTSIDE_TRANSACTION', `WRITE_OUTSIDE_TRANSACTION, got ${String(codeOf())}`);
+        await plain;
+        expect((await subject.count(`${event.paymentId}:plain`)) === 1, 'the plain request write to land');
+        expect((await subject.count(event.paymentId)) === 0, 'no credit from the delivery');
+        const { handle: retry } = handlerOn<Tx>(one.store, async (paid, ctx) => {
+          await one.write(ctx.tx, paid.paymentId);
+        });
+        expect((await retry(delivery(event))).status === 200, 'the retry through ctx.tx to credit');
+        expect((await subject.count(event.paymentId)) === 1, 'exactly one credit');
+      } finally {
+        await one.close();
+      }
+    });
+  }
+  return cases;
+}

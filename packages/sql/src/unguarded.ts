@@ -1,0 +1,23 @@
+const told = new WeakSet<object>();
+
+/**
+ * Says once per client, at the store's construction, what the write guard cannot see on it: a client
+ * whose statements have no public hook (Prisma on a pool it made itself, postgres.js's tagged template).
+ * A Node process warning (`SERVICE_PAY_UNGUARDED`), so it shows in the app's output at start-up.
+ *
+ * @example
+ * ```ts
+ * sayUnguarded(prisma, 'PrismaStore', 'writes through the app\'s prisma', 'pass the adapter\'s pool as options.pool');
+ * ```
+ */
+export function sayUnguarded(client: object, store: string, what: string, remedy: string): void {
+  if (told.has(client)) return;
+  told.add(client);
+  const message =
+    `${store}: ${what} during a delivery cannot be refused (the client gives no public way to see them), ` +
+    `so such a write would commit apart from the delivery and a retry would credit again. Write through ` +
+    `ctx.tx only; ${remedy}.`;
+  const node = (globalThis as { process?: { emitWarning?: (m: string, o: object) => void } }).process;
+  if (typeof node?.emitWarning === 'function') node.emitWarning(message, { code: 'SERVICE_PAY_UNGUARDED' });
+  else console.warn(message);
+}

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { PendingQueries, QueryNotAwaitedError, statementKind } from '../src/index.js';
+
+describe('statementKind, the one classifier of the write guard', () => {
+  it.each([
+    'INSERT INTO credits (marker) VALUES ($1)',
+    'insert into credits values (1)',
+    '   \n\t UpDaTe orders SET paid = true',
+    'delete from t',
+    'MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET a = 1',
+    'COPY t FROM STDIN',
+    'replace into t values (1)',
+    '-- a comment first\ninsert into t values (1)',
+    '/* a block comment */ insert into t values (1)',
+    '/* multi\n line */\n  DELETE FROM t',
+    '(insert into t values (1))',
+    'WITH moved AS (DELETE FROM a RETURNING *) INSERT INTO b SELECT * FROM moved',
+    'with x as (update t set a = 1 returning id) select * from x',
+    'SELECT * FROM orders WHERE id = 1 FOR UPDATE',
+    'select * from orders for no key update',
+    'select * from orders for share',
+    'select * from orders for key share skip locked',
+    'SELECT * FROM t LOCK IN SHARE MODE',
+    'select 1; insert into t values (1)',
+  ])('a write: %s', (text) => {
+    expect(statementKind(text)).toBe('write');
+  });
+
+  it.each([
+    'select * from credits',
+    '  SELECT count(*) FROM t',
+    "select 'insert into t values (1)' as text",
+    'select "update", "delete" from t',
+    'select `update` from t',
+    '-- insert into t\nselect 1',
+    '/* delete from t */ select 1',
+    'with x as (select 1) select * from x',
+    'select $$ delete from t $$',
+    'select $tag$ update t $tag$',
+    "select 'it''s; insert' from t",
+    'select deleted_at, updated from t',
+    'explain select 1',
+    'show server_version',
+    '',
+  ])('a read: %s', (text) => {
+    expect(statementKind(text)).toBe('read');
+  });
+
+  it.each(['BEGIN', 'begin isolation level serializable', '  START TRANSACTION', 'select 1; begin'])(
+    'opens a transaction: %s',
+    (text) => {
+      expect(statementKind(text)).toBe('transaction');
+    },
+  );
+
+  it('takes what is not text (a prepared object without its text) as a read', () => {
+    expect(statementKind(undefined)).toBe('read');
+    expect(statementKind({ name: 'q1' })).toBe('read');
+  });
+});
+
+/** A query object of a lazy client: it runs only when `then` is called, like Drizzle's or Knex's. */
+class LazyQuery {
+  ran = false;
+  constructor(readonly sql: string) {}
+  where(): this {
+    return this;
+  }
+  returning(): LazyQuery {
+    return new LazyQuery(`${this.sql} returning *`);
+  }
+  toSQL() {
+    return { sql: this.sql };
+  }
+  // biome-ignore lint/suspicious/noThenProperty: a lazy query is a thenable, as the clients' are
+  then<T>(resolve: (value: string) => T, reject?: (error: unknown) => unknown) {
+    this.ran = true;
+    return Promise.resolve(this.sql).then(resolve, reject);
+  }
+}
+
+const lazyClient = () => ({
+  insert: (table: string) => new LazyQuery(`insert into ${table} values (1)`),
+  select: (table: string) => new LazyQuery(`select * from ${table}`),
+  eager: (fail: boolean) => (fail ? Promise.reject(new Error('the eager query failed')) : Promise.resolve('ok')),
+});
+
+describe('PendingQueries: what the handler started through ctx.tx', () => {
+  it('refuses a lazy write that was never awaited, naming the missing await and how it was built', async () => {
+    const pending = new PendingQueries('TestStore');
+    const tx = pending.wrap(lazyClient());
+    tx.insert('credits');
+    const failure = await pending.settle();
+    expect(failure).toBeInstanceOf(QueryNotAwaitedError);
+    expect((failure as QueryNotAwaitedError).code).toBe('QUERY_NOT_AWAITED');
+    expect(failure?.message).toMatch(/ctx\.tx\.insert\(…\)/);
+    expect(failure?.message).toMatch(/await/);
+  });
+
+  it('lets an awaited one, a chained one awaited at the end, and an un-awaited read go', async () => {
+    const pending = new PendingQueries('TestStore');
+    const tx = pending.wrap(lazyClient());
+    await tx.insert('a');
+    await tx.insert('b').where().returning();
+    void tx.select('c');
+    expect(await pending.settle()).toBeUndefined();
+  });
+
+  it('counts a query passed into another as used (a subquery)', async () => {
+    const pending = new PendingQueries('TestStore');
+    const tx = pending.wrap({ ...lazyClient(), use: (inner: LazyQuery) => inner.sql });
+    const inner = tx.insert('a');
+    expect(tx.use(inner)).toBe('insert into a values (1)');
+    expect(await pending.settle()).toBeUndefined();
+  });
+
+  it('waits for an eager query before commit; one that failed unobserved fails the delivery', async () => {
+    const pending = new PendingQueries('TestStore');
+    const tx = pending.wrap(lazyClient());
+    void tx.eager(true);
+    const failure = await pending.settle();
+    expect(failure?.message).toBe('the eager query failed');
+
+    const observed = new PendingQueries('TestStore');
+    const tx2 = observed.wrap(lazyClient());
+    await tx2.eager(true).catch(() => 'handled by the handler');
+    expect(await observed.settle()).toBeUndefined();
+  });
+});
