@@ -56,7 +56,7 @@ export class TypeOrmStore extends SqlStore<EntityManager> {
     const dataSource = typeOrmOption(options, 'TypeOrmStore', ['postgres']);
     const { client, scope } = typeOrmClient(dataSource, 'TypeOrmStore');
     // TypeORM's PostgreSQL driver keeps its node-postgres Pool as the public `driver.master`.
-    const pool = (dataSource.driver as { master?: unknown }).master;
+    const pool = (dataSource.driver as { master?: unknown } | undefined)?.master;
     if (isPgPool(pool)) guardPgPool(pool, scope, 'TypeOrmStore');
     else
       sayUnguarded(
@@ -73,7 +73,7 @@ export class TypeOrmStore extends SqlStore<EntityManager> {
       autoMigrate: options.autoMigrate,
       scope,
       // TypeORM's PostgresDriver declares its node-postgres pool as the public `master`.
-      describePool: () => describePgPool((dataSource.driver as { master?: unknown }).master),
+      describePool: () => describePgPool((dataSource.driver as { master?: unknown } | undefined)?.master),
     });
   }
 }
