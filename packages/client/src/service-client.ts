@@ -231,7 +231,7 @@ function resolveOptions(options: ServiceClientOptions): Resolved {
   signApiRequest({ method: 'GET', path: '/', apiKey: options.apiKey, apiSecret: options.apiSecret, timestamp: 0 });
   return {
     origin: base.origin,
-    prefix: base.pathname.replace(/\/+$/, ''),
+    prefix: withoutTrailingSlashes(base.pathname),
     apiKey: options.apiKey,
     apiSecret: options.apiSecret,
     fetch: custom,
@@ -501,4 +501,14 @@ function toPayment(text: string): Payment | undefined {
     return undefined;
   }
   return p as Payment;
+}
+
+/**
+ * `path` without its trailing slashes. A loop from the end, not `/\/+$/`: that RegExp retries from every
+ * slash of a long run that does not end the path (`//...//x`), quadratic in the run's length.
+ */
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path.charCodeAt(end - 1) === 0x2f) end--;
+  return end === path.length ? path : path.slice(0, end);
 }

@@ -77,6 +77,17 @@ describe('createServiceClient', () => {
     expect(s.seen[0]).toMatchObject({ path: '/gateway/v1/payments/p_1', verified: true });
   });
 
+  it('drops every trailing slash of baseUrl, and a long run of slashes inside it costs linear time', async () => {
+    const s = await service(() => ({ status: 200, body: payment() }));
+    await createServiceClient({ baseUrl: `${s.url}/gateway///`, apiKey, apiSecret }).getPayment('p_1');
+    expect(s.seen[0]).toMatchObject({ path: '/gateway/v1/payments/p_1', verified: true });
+    // 200,000 slashes then a letter: `/\/+$/` retried from each slash (2 * 10^10 steps, far past the test's
+    // timeout); the loop from the end stops at the letter at once.
+    const run = '/'.repeat(200_000);
+    const client = createServiceClient({ baseUrl: `http://127.0.0.1:1/a${run}b//`, apiKey, apiSecret, retry: false });
+    expect(client).toBeDefined();
+  });
+
   it('turns the spec error body into ServiceApiError with status, code and message', async () => {
     const s = await service(() => ({
       status: 401,

@@ -25,4 +25,22 @@ describe('node:crypto backend HMAC (one-shot hashes over a reused scratch buffer
     expect(cryptoBackend.signPayloadHexSync('whsec_a', '2', 'short')).toBe(reference('whsec_a', '2', 'short'));
     expect(cryptoBackend.signPayloadHexSync('whsec_b', '3', 'short')).toBe(reference('whsec_b', '3', 'short'));
   });
+
+  it('signPayload is the raw digest, and digestMatches holds it to the received hex in any case, nothing else', () => {
+    const body = '{"event":"payment.paid"}';
+    const hex = reference('whsec_a', '7', body);
+    const raw = cryptoBackend.signPayload('whsec_a', '7', body) as string;
+    expect(Buffer.from(raw, 'latin1').toString('hex')).toBe(hex);
+    const header = (v1: string) => `t=7,v1=${v1}`;
+    expect(cryptoBackend.digestMatches(raw, header(hex), 7)).toBe(true);
+    expect(cryptoBackend.digestMatches(raw, header(hex.toUpperCase()), 7)).toBe(true);
+    // One digit off, anywhere; a non-hex character; too short; the right hex at the wrong offset.
+    for (let i = 0; i < 64; i += 9) {
+      const off = `${hex.slice(0, i)}${hex[i] === '0' ? '1' : '0'}${hex.slice(i + 1)}`;
+      expect(cryptoBackend.digestMatches(raw, header(off), 7)).toBe(false);
+    }
+    expect(cryptoBackend.digestMatches(raw, header(`${hex.slice(0, 63)}g`), 7)).toBe(false);
+    expect(cryptoBackend.digestMatches(raw, header(hex.slice(0, 62)), 7)).toBe(false);
+    expect(cryptoBackend.digestMatches(raw, `x${header(hex)}`, 7)).toBe(false);
+  });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createWebhookHandler, type DedupeStore, MemoryDedupeStore, signWebhook } from '../src/index.js';
 import { StoreDeadlines, StoreTimeoutError } from '../src/pipeline/store-call.js';
+import { samplePaymentPaidEvent } from '../src/testing/index.js';
 
 const never = () => new Promise<never>(() => {});
 const after = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
@@ -44,5 +46,38 @@ describe('StoreDeadlines (one timer for every store call in flight)', () => {
     await expect(deadlines.bound(never(), 'claim')).rejects.toBeInstanceOf(StoreTimeoutError);
     await expect(deadlines.bound(never(), 'extend')).rejects.toThrow('extend within 10 ms');
     await expect(deadlines.bound(after(1, 'ok'), 'claim')).resolves.toBe('ok');
+  });
+
+  it('an idle handler keeps no timer alive: after a delivery, nothing pending holds the process', async () => {
+    // A store that does not answer in-process, so every call is bounded by the timer.
+    const memory = new MemoryDedupeStore({ logger: { warn: () => {}, error: () => {} } });
+    const store: DedupeStore = {
+      claim: (...args) => memory.claim(...args),
+      complete: (...args) => memory.complete(...args),
+      release: (...args) => memory.release(...args),
+      extend: (...args) => memory.extend(...args),
+    };
+    const secret = 'whsec_idle_timer_test';
+    let credited = 0;
+    const handle = createWebhookHandler({
+      secret,
+      store,
+      storeTimeoutMs: 60_000,
+      onPaymentPaid: () => void credited++,
+    });
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const before = timers();
+    const { body, headers } = signWebhook({ event: samplePaymentPaidEvent(), secret });
+    const pending = handle({ method: 'POST', headers, rawBody: body });
+    expect(timers()).toBe(before + 1); // the claim is in flight: its deadline keeps the process alive
+    expect((await pending).status).toBe(200);
+    expect(credited).toBe(1);
+    expect(timers()).toBe(before);
+    // The next delivery is bounded again.
+    const again = signWebhook({ event: samplePaymentPaidEvent({ paymentId: 'p_idle_2' }), secret });
+    const second = handle({ method: 'POST', headers: again.headers, rawBody: again.body });
+    expect(timers()).toBe(before + 1);
+    expect((await second).status).toBe(200);
+    expect(timers()).toBe(before);
   });
 });

@@ -5,10 +5,15 @@
  */
 export interface CryptoBackend {
   /**
-   * HMAC-SHA256 keyed with `secret` over `${timestamp}.` followed by the body, as lowercase hex. Hex
-   * rather than bytes: on Node a hex digest is a plain string, cheaper than allocating a Buffer.
+   * HMAC-SHA256 keyed with `secret` over `${timestamp}.` followed by the body, in the backend's own form
+   * (only `digestMatches` reads it): a string either way, cheaper than allocating a Buffer.
    */
   signPayload(secret: string, timestamp: string, body: Uint8Array | string): string | Promise<string>;
+  /**
+   * Whether the received hex signature at `offset` of `source` (64 characters there, upper or lower case)
+   * is `digest`, as `signPayload` returned it (hex on one backend, raw bytes on another), in constant time.
+   */
+  digestMatches(digest: string, source: string, offset: number): boolean;
   /** The same, always synchronously. Used by the test signer. */
   signPayloadHexSync(secret: string, timestamp: string, body: Uint8Array | string): string;
   /** Strict UTF-8 decode; `undefined` when the bytes are not valid UTF-8. */

@@ -1,6 +1,7 @@
 import type { CryptoBackend } from './backend.js';
 import { bytesToHex } from './encoding.js';
 import { hmacSha256 } from './sha256.js';
+import { timingSafeEqualHex } from './timing-safe-equal-hex.js';
 
 const encoder = new TextEncoder();
 const strictDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -32,6 +33,7 @@ export const cryptoBackend: CryptoBackend = {
     const signature = await crypto.subtle.sign('HMAC', await keyFor(secret), signedBytes(timestamp, body));
     return bytesToHex(new Uint8Array(signature));
   },
+  digestMatches: timingSafeEqualHex,
   signPayloadHexSync: (secret, timestamp, body) =>
     bytesToHex(hmacSha256(encoder.encode(secret), signedBytes(timestamp, body))),
   decodeUtf8: (bytes) => {

@@ -25,7 +25,10 @@ interface PendingCall {
  * duplicate's client-side bookkeeping (icount, bench/README.md).
  *
  * The call is made by the caller, inside its own try (a store that throws synchronously is an outage, never
- * a crash). Like a pending `setTimeout`, an armed deadline keeps the process alive while a call is out.
+ * a crash). Like a pending `setTimeout`, an armed deadline keeps the process alive while a call is out, and
+ * only then: when the last call in flight answers, the timer is unref'd (an idle process may exit), and it
+ * is ref'd again by the next call. Not cleared: re-arming a Node timer per call is what the one timer saves;
+ * when it fires with nothing in flight it simply stops.
  */
 export class StoreDeadlines {
   #first: PendingCall | undefined;
@@ -54,6 +57,7 @@ export class StoreDeadlines {
       else this.#last.next = call;
       this.#last = call;
       if (this.#timer === undefined) this.#arm(call.deadline);
+      else if (call.previous === undefined) refTimer(this.#timer, true); // idle until now: keep alive again
       Promise.resolve(pending).then(
         (value) => {
           this.#unlink(call);
@@ -74,6 +78,8 @@ export class StoreDeadlines {
     else call.previous.next = call.next;
     if (call.next === undefined) this.#last = call.previous;
     else call.next.previous = call.previous;
+    // Nothing in flight: the timer must not keep an idle process alive until it fires.
+    if (this.#first === undefined && this.#timer !== undefined) refTimer(this.#timer, false);
   }
 
   #arm(deadline: number): void {
@@ -94,6 +100,13 @@ export class StoreDeadlines {
     }
     if (this.#first !== undefined) this.#arm(this.#first.deadline);
   }
+}
+
+/** `ref()` or `unref()` where timers have them (Node, Bun, Deno); a no-op where a timer is a number. */
+function refTimer(timer: ReturnType<typeof setTimeout>, keepAlive: boolean): void {
+  const t = timer as { ref?: () => void; unref?: () => void };
+  if (keepAlive) t.ref?.();
+  else t.unref?.();
 }
 
 /** Waits `ms` without keeping the process alive (background retries must not hold a shutdown). */

@@ -39,7 +39,9 @@ type HeaderCode = Extract<
 export function readHeader(headers: unknown, name: string, errorCode: HeaderCode): string | undefined {
   if (headers === null || typeof headers !== 'object') return undefined;
   if (headers instanceof Map) return headerValue(mapLookup(headers, name), name, errorCode);
-  if (!isPlainRecord(headers) && typeof (headers as Headers).get === 'function') {
+  // `get` first: on a plain record it is undefined (or a header's text), and Object.getPrototypeOf is a
+  // runtime call on every read (icount); a record whose `get` is a function is read as a record still.
+  if (typeof (headers as Headers).get === 'function' && !isPlainRecord(headers)) {
     // A fetch Headers (or something shaped like it): already case-insensitive; repeated values are joined.
     return headerValue((headers as Headers).get(name), name, errorCode);
   }

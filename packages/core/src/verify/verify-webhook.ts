@@ -1,5 +1,4 @@
 import { cryptoBackend } from '#crypto';
-import { timingSafeEqualHex } from '../crypto/timing-safe-equal-hex.js';
 import { WebhookError } from '../errors/webhook-error.js';
 import { assertPaymentPaidEvent, PAYMENT_PAID, type PaymentPaidEvent } from '../event/payment-paid-event.js';
 import { type RawBody, toRawBytes } from '../http/raw-body.js';
@@ -172,7 +171,7 @@ function checkSignature(
 ): void {
   for (const digest of digests) {
     for (const at of header.v1At) {
-      if (timingSafeEqualHex(digest, header.text, at)) return;
+      if (cryptoBackend.digestMatches(digest, header.text, at)) return;
     }
   }
   assertSignaturesAreHex(header);

@@ -38,8 +38,9 @@ export function ioredisCommands(client: IoredisLike): RedisCommands {
   }
   const known = names;
   return {
-    setNxPxGet: async (key, value, ms) => textOrNull(await set(key, value, 'PX', ms, 'NX', 'GET')),
-    setPxGet: async (key, value, ms) => textOrNull(await set(key, value, 'PX', ms, 'GET')),
+    // `then`, not an async arrow: one promise and one frame fewer on every claim and completion (icount).
+    setNxPxGet: (key, value, ms) => set(key, value, 'PX', ms, 'NX', 'GET').then(textOrNull),
+    setPxGet: (key, value, ms) => set(key, value, 'PX', ms, 'GET').then(textOrNull),
     pttl: (key) => client.pttl(key),
     script: (script: StoreScript, key, args) => {
       if (!known.has(script.name)) {
