@@ -8,9 +8,6 @@ import { sleep } from './wait-for.js';
  * workspace a cycle.
  */
 export interface FaultAppParts<Tx> {
-  /** The app's name in its log lines and credit rows. */
-  instance: string;
-  handlerTimeoutMs: number;
   /** Takes the payment's planned fault once (autocommit, on a pool apart from the handler's). */
   takeFault(paymentId: string): Promise<string | undefined>;
   /** One credit row through the delivery's transaction. */
@@ -22,20 +19,24 @@ export interface FaultAppParts<Tx> {
 }
 
 /**
- * The webhook options every fault-rows app shares: the deadline, a quiet logger that prints errors with the
- * app's name, and `onPaymentPaid`, which credits and then acts out the payment's planned fault:
+ * The webhook options every fault-rows app shares: the secret (`WEBHOOK_SECRET`), the deadline
+ * (`HANDLER_TIMEOUT_MS`, default 30 s), a quiet logger that prints errors with the app's name (`INSTANCE`),
+ * all read from `env` as `AppProcess` sets them, and `onPaymentPaid`, which credits and then acts out the payment's planned fault:
  * `hold` (say HOLDING, wait forever), `slow` (say HOLDING, take 1.5 s), `commit-bomb`, `hang` (ignore the
  * signal 2.5 s, then credit again as `late` through the old tx), `hang-in-sql`.
  *
  * @example
  * ```ts
- * app.post('/webhook', serviceWebhook({ secret, store, ...faultHandlerOptions({ instance, handlerTimeoutMs: 30_000, takeFault, credit, sleepInSql }) }));
+ * app.post('/webhook', serviceWebhook({ store, ...faultHandlerOptions(process.env, { takeFault, credit, sleepInSql }) }));
  * ```
  */
-export function faultHandlerOptions<Tx>(parts: FaultAppParts<Tx>) {
-  const { instance, credit } = parts;
+export function faultHandlerOptions<Tx>(env: Record<string, string | undefined>, parts: FaultAppParts<Tx>) {
+  const { WEBHOOK_SECRET: secret, INSTANCE: instance, HANDLER_TIMEOUT_MS = '30000' } = env;
+  if (!secret || !instance) throw new Error('fault app: WEBHOOK_SECRET and INSTANCE must be set');
+  const { credit } = parts;
   return {
-    handlerTimeoutMs: parts.handlerTimeoutMs,
+    secret,
+    handlerTimeoutMs: Number(HANDLER_TIMEOUT_MS),
     logger: {
       warn: () => {},
       error: (fields: { code?: unknown }, message: string) =>
