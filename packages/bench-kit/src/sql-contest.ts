@@ -6,7 +6,15 @@
  * Every SQL package's benchmark brings its `Database` (a client, its round-trip counter, its hand-rolled
  * transaction, and for MySQL its dialect's tables) and runs `compareOn`.
  */
-import { type PaymentPaidEvent, signWebhook, verifyWebhook, type WebhookRequest } from '@service-pay/core';
+import { pathToFileURL } from 'node:url';
+import {
+  createWebhookHandler,
+  type PaymentPaidEvent,
+  signWebhook,
+  type TransactionalStore,
+  verifyWebhook,
+  type WebhookRequest,
+} from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 
 /** The secret every delivery of the contest is signed with: the store's handler must verify with it. */
@@ -199,4 +207,104 @@ export async function compareOn(make: (tag: string) => Promise<Database>, contes
     await db.close();
   }
   return checks;
+}
+
+/** The hand-rolled inbox row's values, in column order: key, fingerprint, payment id, delivery id. */
+export type InboxRow = [key: string, fingerprint: PaymentPaidEvent['amount'], paymentId: string, deliveryId: string];
+
+/**
+ * A contestant built from its client's parts; every SQL package's bench differs only in these.
+ * `insertInbox` inserts the hand-rolled inbox row (the dialect's insert-or-ignore) and says whether it did;
+ * the hand-rolled transaction then credits the order only when it did.
+ */
+export interface ContestantParts<Tx> {
+  name: string;
+  /** Deliveries of each kind per round; default 300. */
+  perRound?: number;
+  roundTrips: Database['roundTrips'];
+  store: TransactionalStore<Tx> & { migrate(): Promise<void> };
+  /** Credits the order in the client's transaction, in both contestants. */
+  credit: (tx: Tx, orderNo: string) => PromiseLike<unknown>;
+  /** The client's own transaction around `work`. */
+  transaction: (work: (tx: Tx) => Promise<boolean>) => Promise<boolean>;
+  insertInbox: (tx: Tx, row: InboxRow) => Promise<boolean>;
+  /** The uncounted connection for set-up, and its end (run after `close`). */
+  setup: Pick<Database, 'exec' | 'dialect'> & { end(): Promise<unknown> };
+  /** Closes the client under test. */
+  close: () => Promise<unknown>;
+}
+
+/**
+ * The contest's `Database` from a client's parts: the core handler on the store (crediting through
+ * `ctx.tx`) against the hand-rolled transaction (insert-or-ignore the inbox row, credit when inserted).
+ *
+ * @example
+ * ```ts
+ * const db = await contestant({ name: 'Kysely', roundTrips, store, credit, transaction, insertInbox, setup, close });
+ * ```
+ */
+export async function contestant<Tx>(parts: ContestantParts<Tx>): Promise<Database> {
+  const { store, credit, setup } = parts;
+  await store.migrate();
+  return {
+    name: parts.name,
+    perRound: parts.perRound ?? 300,
+    roundTrips: parts.roundTrips,
+    store: createWebhookHandler({
+      secret: CONTEST_SECRET,
+      store,
+      onPaymentPaid: async (event, ctx) => {
+        await credit((ctx as unknown as { tx: Tx }).tx, event.orderNo);
+      },
+    }),
+    hand: (event, key, deliveryId) =>
+      parts.transaction(async (tx) => {
+        if (!(await parts.insertInbox(tx, [key, event.amount, event.paymentId, deliveryId]))) return false;
+        await credit(tx, event.orderNo);
+        return true;
+      }),
+    exec: setup.exec,
+    ...(setup.dialect === undefined ? {} : { dialect: setup.dialect }),
+    close: async () => {
+      await parts.close();
+      await setup.end();
+    },
+  };
+}
+
+/**
+ * Runs each named store's contest in turn (only those whose name starts with `$ORM` when it is set) and
+ * returns every check.
+ *
+ * @example
+ * ```ts
+ * const checks = await runContests([['KyselyStore', kysely]], { fresh: 0.9, duplicate: 1.0 });
+ * ```
+ */
+export async function runContests(
+  contests: Array<[storeName: string, make: (tag: string) => Promise<Database>]>,
+  targets: Contest['targets'],
+): Promise<ContestCheck[]> {
+  const checks: ContestCheck[] = [];
+  const only = process.env.ORM?.toLowerCase();
+  for (const [storeName, make] of contests) {
+    if (only !== undefined && !storeName.toLowerCase().startsWith(only)) continue;
+    checks.push(...(await compareOn(make, { storeName, targets })));
+  }
+  return checks;
+}
+
+/**
+ * Runs a bench file's `run` when the file is the process's entry point, and fails the process when a
+ * target is missed.
+ *
+ * @example
+ * ```ts
+ * await runWhenMain(import.meta.url, run);
+ * ```
+ */
+export async function runWhenMain(moduleUrl: string, run: () => Promise<ContestCheck[]>): Promise<void> {
+  if (process.argv[1] === undefined || moduleUrl !== pathToFileURL(process.argv[1]).href) return;
+  const checks = await run();
+  process.exitCode = checks.every((c) => c.met) ? 0 : 1;
 }

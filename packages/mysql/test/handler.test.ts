@@ -6,6 +6,7 @@ import {
   type WebhookRequest,
 } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { expectFailedAttemptThenOneCredit, failsFirstAttempt } from '@service-pay/test-kit/credit-once';
 import type { Pool } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
@@ -46,24 +47,20 @@ afterAll(async () => {
 describe('the handler with MySqlStore (MariaDB)', () => {
   it('credits once: a throw after the credit rolls it back, the retry credits, a third delivery is a duplicate', async () => {
     const event = samplePaymentPaidEvent();
-    let calls = 0;
+    const failing = failsFirstAttempt('fails after writing its credit');
     const handle = createWebhookHandler({
       secret: SECRET,
       store,
       logger: { warn: () => {}, error: () => {} },
       onPaymentPaid: async (paid, ctx) => {
-        calls += 1;
         await ctx.tx.query(`insert into ${credits} (payment_id) values (?)`, [paid.paymentId]);
-        if (calls === 1) throw new Error('fails after writing its credit');
+        failing.afterCredit();
       },
     });
-    expect((await handle(delivery(event, 1))).status).toBe(500);
-    expect(await creditsOf(event.paymentId)).toBe(0);
-    expect((await handle(delivery(event, 2))).status).toBe(200);
-    const third = await handle(delivery(event, 3));
-    expect(third.status).toBe(200);
-    expect(third.body).toContain('duplicate');
-    expect(await creditsOf(event.paymentId)).toBe(1);
+    await expectFailedAttemptThenOneCredit(
+      (attempt) => handle(delivery(event, attempt)),
+      () => creditsOf(event.paymentId),
+    );
   });
 
   it('answers 409 at once to a concurrent delivery of the same payment, then credits once', async () => {

@@ -2,6 +2,7 @@ import { EntitySchema, MikroORM } from '@mikro-orm/postgresql';
 import { createWebhookHandler, type PaymentPaidEvent, signWebhook, type WebhookRequest } from '@service-pay/core';
 import { OwnTransactionError } from '@service-pay/core/node';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { expectFailedAttemptThenOneCredit, failsFirstAttempt } from '@service-pay/test-kit/credit-once';
 import type { Knex } from 'knex';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,13 +67,12 @@ describe('MikroORM 6 through KnexStore on its own Knex', () => {
 
   it('credits once with MikroORM entities in em.transactional({ ctx: ctx.tx }); a throw after the flush rolls it back', async () => {
     const event = samplePaymentPaidEvent();
-    let calls = 0;
+    const failing = failsFirstAttempt('the first attempt fails after MikroORM flushed its credit');
     const handle = createWebhookHandler({
       secret: SECRET,
       store,
       logger: { warn: () => {}, error: () => {} },
       onPaymentPaid: async (paid, ctx) => {
-        calls += 1;
         await orm.em.fork().transactional(
           async (em) => {
             em.create(CreditSchema, { paymentId: paid.paymentId });
@@ -80,16 +80,14 @@ describe('MikroORM 6 through KnexStore on its own Knex', () => {
           { ctx: ctx.tx },
         );
         // Flushed, inside the delivery's transaction: this throw must take the credit back with it.
-        if (calls === 1) throw new Error('the first attempt fails after MikroORM flushed its credit');
+        failing.afterCredit();
       },
     });
-    expect((await handle(delivery(event, 1))).status).toBe(500);
-    expect(await count(event.paymentId)).toBe(0);
-    expect((await handle(delivery(event, 2))).status).toBe(200);
-    const third = await handle(delivery(event, 3));
-    expect(third.body).toContain('duplicate');
-    expect(await count(event.paymentId)).toBe(1);
-    expect(calls).toBe(2);
+    await expectFailedAttemptThenOneCredit(
+      (attempt) => handle(delivery(event, attempt)),
+      () => count(event.paymentId),
+    );
+    expect(failing.calls()).toBe(2);
   });
 
   it("the natural mistake (MikroORM's own em.transactional without ctx) fails clearly and credits nothing", async () => {

@@ -16,6 +16,7 @@ import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
 const SECRET = 'whsec_postgres_queue_tests_0123456789';
 const quiet = { warn: () => {}, error: () => {} };
 let pool: pg.Pool;
+let store: PostgresStore;
 const inbox = uniqueName('queue_inbox');
 
 function delivery(event: PaymentPaidEvent) {
@@ -23,8 +24,56 @@ function delivery(event: PaymentPaidEvent) {
   return { method: 'POST', headers, rawBody: body };
 }
 
+/** A queue as the recipe uses it: a job sent on the delivery's own transaction, and the jobs counted. */
+interface Queue {
+  enqueue(event: PaymentPaidEvent, tx: pg.PoolClient): Promise<unknown>;
+  jobsFor(paymentId: string): Promise<number>;
+}
+
+/** The recipe's handler: it enqueues through `ctx.tx`, then runs `after` (which may throw). */
+function enqueuing(queue: Queue, after: (event: PaymentPaidEvent) => void = () => {}) {
+  return createWebhookHandler({
+    secret: SECRET,
+    store,
+    logger: quiet,
+    onPaymentPaid: async (event, ctx) => {
+      await queue.enqueue(event, ctx.tx);
+      after(event);
+    },
+  });
+}
+
+/** `count(*)::int as n` of one query. */
+const countOf = async (text: string, values: unknown[]) => Number((await pool.query(text, values)).rows[0].n);
+
+/** An attempt that throws after sending leaves no job; its retry leaves exactly one. */
+async function failedAttemptThenRetry(queue: Queue, message: string) {
+  let calls = 0;
+  const handle = enqueuing(queue, () => {
+    if (++calls === 1) throw new Error(message);
+  });
+  const event = samplePaymentPaidEvent();
+  expect((await handle(delivery(event))).status).toBe(500);
+  expect(await queue.jobsFor(event.paymentId)).toBe(0);
+  expect((await handle(delivery(event))).status).toBe(200);
+  expect(await queue.jobsFor(event.paymentId)).toBe(1);
+  return { handle, event };
+}
+
+/** A rejected payment leaves no job: its inbox row commits alone. */
+async function rejectedLeavesNoJob(queue: Queue, reason: string) {
+  const handle = enqueuing(queue, () => {
+    throw new PaymentRejectedError(reason);
+  });
+  const event = samplePaymentPaidEvent();
+  expect(JSON.parse((await handle(delivery(event))).body)).toEqual({ received: true, rejected: true });
+  expect(await queue.jobsFor(event.paymentId)).toBe(0);
+}
+
 beforeAll(async () => {
   pool = await openPool();
+  store = new PostgresStore({ pool, tableName: inbox });
+  await store.migrate();
 });
 afterAll(async () => {
   await pool.query(`drop table if exists ${inbox}`);
@@ -35,88 +84,48 @@ describe('pg-boss: send(..., { db }) through ctx.tx', () => {
   const schema = uniqueName('pgboss');
   const queue = 'credit-order';
   let boss: PgBoss;
-  let store: PostgresStore;
 
   beforeAll(async () => {
     boss = new PgBoss({ connectionString: DATABASE_URL, schema, max: 2 });
     boss.on('error', () => {});
     await boss.start();
     await boss.createQueue(queue);
-    store = new PostgresStore({ pool, tableName: inbox });
-    await store.migrate();
   });
   afterAll(async () => {
     await boss.stop({ graceful: false, wait: true });
     await pool.query(`drop schema if exists ${schema} cascade`);
   });
 
-  const jobsFor = async (paymentId: string) =>
-    Number(
-      (
-        await pool.query(`select count(*)::int as n from ${schema}.job where name = $1 and data->>'paymentId' = $2`, [
-          queue,
-          paymentId,
-        ])
-      ).rows[0].n,
-    );
-
-  /** The recipe: the job is sent on the delivery's own transaction, nothing else is written. */
-  const enqueue = (event: PaymentPaidEvent, tx: pg.PoolClient) =>
-    boss.send(
-      queue,
-      { paymentId: event.paymentId, orderNo: event.orderNo, amount: event.amount },
-      {
-        db: { executeSql: (text, values) => tx.query(text, values) },
-      },
-    );
+  const bossQueue: Queue = {
+    /** The recipe: the job is sent on the delivery's own transaction, nothing else is written. */
+    enqueue: (event, tx) =>
+      boss.send(
+        queue,
+        { paymentId: event.paymentId, orderNo: event.orderNo, amount: event.amount },
+        { db: { executeSql: (text, values) => tx.query(text, values) } },
+      ),
+    jobsFor: (paymentId) =>
+      countOf(`select count(*)::int as n from ${schema}.job where name = $1 and data->>'paymentId' = $2`, [
+        queue,
+        paymentId,
+      ]),
+  };
 
   it('a credited delivery commits its job with the inbox row; the duplicate sends none', async () => {
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: quiet,
-      onPaymentPaid: async (event, ctx) => {
-        await enqueue(event, ctx.tx);
-      },
-    });
+    const handle = enqueuing(bossQueue);
     const event = samplePaymentPaidEvent();
     expect((await handle(delivery(event))).status).toBe(200);
     const again = await handle(delivery(event));
     expect(JSON.parse(again.body)).toEqual({ received: true, duplicate: true });
-    expect(await jobsFor(event.paymentId)).toBe(1);
+    expect(await bossQueue.jobsFor(event.paymentId)).toBe(1);
   });
 
   it('an attempt that throws after sending leaves no job; the retry leaves exactly one', async () => {
-    let calls = 0;
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: quiet,
-      onPaymentPaid: async (event, ctx) => {
-        await enqueue(event, ctx.tx);
-        if (++calls === 1) throw new Error('the first attempt fails after its send');
-      },
-    });
-    const event = samplePaymentPaidEvent();
-    expect((await handle(delivery(event))).status).toBe(500);
-    expect(await jobsFor(event.paymentId)).toBe(0);
-    expect((await handle(delivery(event))).status).toBe(200);
-    expect(await jobsFor(event.paymentId)).toBe(1);
+    await failedAttemptThenRetry(bossQueue, 'the first attempt fails after its send');
   });
 
   it('a rejected payment leaves no job (its inbox row commits alone)', async () => {
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: quiet,
-      onPaymentPaid: async (event, ctx) => {
-        await enqueue(event, ctx.tx);
-        throw new PaymentRejectedError('order cancelled');
-      },
-    });
-    const event = samplePaymentPaidEvent();
-    expect(JSON.parse((await handle(delivery(event))).body)).toEqual({ received: true, rejected: true });
-    expect(await jobsFor(event.paymentId)).toBe(0);
+    await rejectedLeavesNoJob(bossQueue, 'order cancelled');
   });
 
   it('a worker credits what was sent: 20 payments, each delivered 3 times, one throw each -> 20 credits', async () => {
@@ -124,17 +133,11 @@ describe('pg-boss: send(..., { db }) through ctx.tx', () => {
     await pool.query(`create table ${credits} (payment_id text not null)`); // no unique: a double would show
     try {
       const thrown = new Set<string>();
-      const handle = createWebhookHandler({
-        secret: SECRET,
-        store,
-        logger: quiet,
-        onPaymentPaid: async (event, ctx) => {
-          await enqueue(event, ctx.tx);
-          if (!thrown.has(event.paymentId)) {
-            thrown.add(event.paymentId);
-            throw new Error('fails once after its send');
-          }
-        },
+      const handle = enqueuing(bossQueue, (event) => {
+        if (!thrown.has(event.paymentId)) {
+          thrown.add(event.paymentId);
+          throw new Error('fails once after its send');
+        }
       });
       const events = Array.from({ length: 20 }, () => samplePaymentPaidEvent());
       for (let round = 0; round < 3; round++) {
@@ -167,65 +170,32 @@ describe('pg-boss: send(..., { db }) through ctx.tx', () => {
 
 describe('graphile-worker: add_job(...) in SQL through ctx.tx', () => {
   const schema = uniqueName('gworker');
-  let store: PostgresStore;
 
   beforeAll(async () => {
     await runMigrations({ connectionString: DATABASE_URL, schema });
-    store = new PostgresStore({ pool, tableName: inbox });
-    await store.migrate();
   });
   afterAll(async () => {
     await pool.query(`drop schema if exists ${schema} cascade`);
   });
 
-  const jobsFor = async (paymentId: string) =>
-    Number(
-      (
-        await pool.query(`select count(*)::int as n from ${schema}._private_jobs where key = $1`, [
-          `credit:${paymentId}`,
-        ])
-      ).rows[0].n,
-    );
-
-  /** The recipe: `add_job` is a SQL function, so the job is a row of the delivery's own transaction. */
-  const enqueue = (event: PaymentPaidEvent, tx: pg.PoolClient) =>
-    tx.query(`select ${schema}.add_job('credit_order', json_build_object('paymentId', $1::text), job_key := $2)`, [
-      event.paymentId,
-      `credit:${event.paymentId}`,
-    ]);
+  const graphileQueue: Queue = {
+    /** The recipe: `add_job` is a SQL function, so the job is a row of the delivery's own transaction. */
+    enqueue: (event, tx) =>
+      tx.query(`select ${schema}.add_job('credit_order', json_build_object('paymentId', $1::text), job_key := $2)`, [
+        event.paymentId,
+        `credit:${event.paymentId}`,
+      ]),
+    jobsFor: (paymentId) =>
+      countOf(`select count(*)::int as n from ${schema}._private_jobs where key = $1`, [`credit:${paymentId}`]),
+  };
 
   it('a credited delivery commits its job; a throw after add_job leaves none; the retry exactly one', async () => {
-    let calls = 0;
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: quiet,
-      onPaymentPaid: async (event, ctx) => {
-        await enqueue(event, ctx.tx);
-        if (++calls === 1) throw new Error('the first attempt fails after add_job');
-      },
-    });
-    const event = samplePaymentPaidEvent();
-    expect((await handle(delivery(event))).status).toBe(500);
-    expect(await jobsFor(event.paymentId)).toBe(0);
-    expect((await handle(delivery(event))).status).toBe(200);
-    expect(await jobsFor(event.paymentId)).toBe(1);
+    const { handle, event } = await failedAttemptThenRetry(graphileQueue, 'the first attempt fails after add_job');
     expect(JSON.parse((await handle(delivery(event))).body)).toEqual({ received: true, duplicate: true });
-    expect(await jobsFor(event.paymentId)).toBe(1);
+    expect(await graphileQueue.jobsFor(event.paymentId)).toBe(1);
   });
 
   it('a rejected payment leaves no job', async () => {
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: quiet,
-      onPaymentPaid: async (event, ctx) => {
-        await enqueue(event, ctx.tx);
-        throw new PaymentRejectedError('amount below the order total');
-      },
-    });
-    const event = samplePaymentPaidEvent();
-    expect(JSON.parse((await handle(delivery(event))).body)).toEqual({ received: true, rejected: true });
-    expect(await jobsFor(event.paymentId)).toBe(0);
+    await rejectedLeavesNoJob(graphileQueue, 'amount below the order total');
   });
 });

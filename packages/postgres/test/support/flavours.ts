@@ -25,26 +25,50 @@ export interface Flavour<Tx> {
   close(): Promise<void>;
 }
 
-export async function postgresFlavour(): Promise<Flavour<pg.PoolClient>> {
+/** The store migrated, and the credits table created, by `exec` outside any delivery. */
+async function ready(store: { migrate(): Promise<void> }, credits: string, exec: (sql: string) => Promise<unknown>) {
+  await store.migrate();
+  await exec(`create table ${credits} (payment_id text not null, at timestamptz not null default now())`);
+}
+
+/** A pool of the test's own, fresh table names, its reads, and the drop of both tables. */
+async function pooled() {
   const pool = await openPool();
   const inbox = uniqueName('inbox');
   const credits = uniqueName('credits');
+  return {
+    pool,
+    inbox,
+    credits,
+    rows: async <R>(sql: string, params?: unknown[]) => (await pool.query(sql, params)).rows as R[],
+    drop: () => pool.query(`drop table if exists ${credits}, ${inbox} cascade`),
+  };
+}
+
+/** The credit and any statement, for a client whose transaction has `query(sql, params)`. */
+function queryTx<Tx extends { query(sql: string, params?: unknown[]): Promise<unknown> }>(credits: string) {
+  return {
+    credit: async (tx: Tx, paymentId: string) => {
+      await tx.query(`insert into ${credits} (payment_id) values ($1)`, [paymentId]);
+    },
+    exec: (tx: Tx, sql: string, params?: unknown[]) => tx.query(sql, params),
+  };
+}
+
+export async function postgresFlavour(): Promise<Flavour<pg.PoolClient>> {
+  const { pool, inbox, credits, rows, drop } = await pooled();
   const store = new PostgresStore({ pool, tableName: inbox });
-  await store.migrate();
-  await pool.query(`create table ${credits} (payment_id text not null, at timestamptz not null default now())`);
+  await ready(store, credits, (sql) => pool.query(sql));
   return {
     name: 'PostgreSQL',
     store,
     inbox,
     credits,
-    credit: async (tx, paymentId) => {
-      await tx.query(`insert into ${credits} (payment_id) values ($1)`, [paymentId]);
-    },
-    exec: (tx, sql, params) => tx.query(sql, params),
+    ...queryTx<pg.PoolClient>(credits),
     sleepIn: (tx, ms) => tx.query('select pg_sleep($1)', [ms / 1000]),
-    rows: async (sql, params) => (await pool.query(sql, params)).rows,
+    rows,
     close: async () => {
-      await pool.query(`drop table if exists ${credits}, ${inbox} cascade`);
+      await drop();
       await pool.end();
     },
   };
@@ -52,21 +76,16 @@ export async function postgresFlavour(): Promise<Flavour<pg.PoolClient>> {
 
 export async function pgliteFlavour(): Promise<Flavour<PGliteTransaction> & { db: PGlite }> {
   const db = await openPGlite();
-  const inbox = 'service_pay_inbox';
   const credits = 'credits';
   const store = new PostgresStore({ pglite: db });
-  await store.migrate();
-  await db.exec(`create table ${credits} (payment_id text not null, at timestamptz not null default now())`);
+  await ready(store, credits, (sql) => db.exec(sql));
   return {
     name: 'PGlite',
     db,
     store,
-    inbox,
+    inbox: 'service_pay_inbox',
     credits,
-    credit: async (tx, paymentId) => {
-      await tx.query(`insert into ${credits} (payment_id) values ($1)`, [paymentId]);
-    },
-    exec: (tx, sql, params) => tx.query(sql, params),
+    ...queryTx<PGliteTransaction>(credits),
     rows: async <R>(sql: string, params?: unknown[]) => (await db.query<R>(sql, params)).rows,
     close: () => db.close(),
   };
@@ -74,13 +93,10 @@ export async function pgliteFlavour(): Promise<Flavour<PGliteTransaction> & { db
 
 /** postgres.js: `PostgresJsStore`, `ctx.tx` a `TransactionSql`; the checks read through a pg pool. */
 export async function postgresJsFlavour(): Promise<Flavour<TransactionSql>> {
-  const pool = await openPool();
+  const { pool, inbox, credits, rows, drop } = await pooled();
   const sql = postgres(DATABASE_URL, { max: 25, onnotice: () => {} });
-  const inbox = uniqueName('inbox');
-  const credits = uniqueName('credits');
   const store = new PostgresJsStore({ sql, tableName: inbox });
-  await store.migrate();
-  await pool.query(`create table ${credits} (payment_id text not null, at timestamptz not null default now())`);
+  await ready(store, credits, (text) => pool.query(text));
   return {
     name: 'postgres.js',
     store: store as unknown as PostgresStore<TransactionSql>,
@@ -91,9 +107,9 @@ export async function postgresJsFlavour(): Promise<Flavour<TransactionSql>> {
     },
     exec: (tx, text, params) => tx.unsafe(text, params as never[]),
     sleepIn: (tx, ms) => tx`select pg_sleep(${ms / 1000})`,
-    rows: async (text, params) => (await pool.query(text, params)).rows,
+    rows,
     close: async () => {
-      await pool.query(`drop table if exists ${credits}, ${inbox} cascade`);
+      await drop();
       await sql.end({ timeout: 5 });
       await pool.end();
     },
