@@ -22,6 +22,7 @@ const ctx = (aborted = false): CreditContext => {
     confirmLease: async () => {
       if (controller.signal.aborted) throw controller.signal.reason;
     },
+    outsideTransaction: (fn) => fn(),
   };
 };
 
