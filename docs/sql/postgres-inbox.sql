@@ -2,7 +2,7 @@
 -- @service-pay/postgres reads: node-postgres, PGlite, postgres.js, Prisma, Drizzle, Kysely, Knex, TypeORM),
 -- for the default table name `service_pay_inbox`. For teams that own their schema: run it in a migration
 -- and give the store `autoMigrate: false`. Idempotent. Another table name: replace every
--- `service_pay_inbox` (the table, its two indexes, its claim function).
+-- `service_pay_inbox` (the table, its two indexes, its two claim functions).
 
 CREATE TABLE IF NOT EXISTS "service_pay_inbox" (
   key text PRIMARY KEY,
@@ -24,6 +24,25 @@ LANGUAGE plpgsql VOLATILE AS $service_pay$
 BEGIN
   locked := pg_try_advisory_xact_lock(hashtextextended('service_pay_inbox:' || claim_key, 0));
   SELECT inbox.fingerprint INTO fingerprint FROM "service_pay_inbox" AS inbox WHERE inbox.key = claim_key;
+  pid := pg_backend_pid();
+  xact_us := ((extract(epoch FROM now()) * 1000000)::bigint)::text;
+END
+$service_pay$;
+
+CREATE OR REPLACE FUNCTION "service_pay_inbox_take"(claim_key text, claim_fingerprint text, claim_payment_id text, claim_delivery_id text, claim_source text, OUT locked boolean, OUT inserted boolean, OUT fingerprint text, OUT pid integer, OUT xact_us text)
+LANGUAGE plpgsql VOLATILE AS $service_pay$
+BEGIN
+  locked := pg_try_advisory_xact_lock(hashtextextended('service_pay_inbox:' || claim_key, 0));
+  inserted := false;
+  IF locked THEN
+    INSERT INTO "service_pay_inbox" AS inbox (key, fingerprint, payment_id, delivery_id, source, outcome)
+      VALUES (claim_key, claim_fingerprint, claim_payment_id, claim_delivery_id, claim_source, 'credited')
+      ON CONFLICT (key) DO NOTHING;
+    inserted := FOUND;
+  END IF;
+  IF NOT inserted THEN
+    SELECT inbox.fingerprint INTO fingerprint FROM "service_pay_inbox" AS inbox WHERE inbox.key = claim_key;
+  END IF;
   pid := pg_backend_pid();
   xact_us := ((extract(epoch FROM now()) * 1000000)::bigint)::text;
 END
