@@ -42,6 +42,26 @@ describe('the delivery guard: refusals carried through the delivery, never throw
     await expect(client.transaction().execute(async () => 'app')).resolves.toBe('app');
   });
 
+  it('holds its end for app work a guard has yet to judge, and a refusal found there still counts', async () => {
+    const delivery = openDelivery({});
+    expect(delivery.settled()).toBeUndefined(); // nothing held: nothing to wait for
+    let judge: () => void = () => {};
+    delivery.hold(new Promise<void>((resolve) => (judge = resolve)));
+    delivery.hold(Promise.reject(new Error('a checkout that failed settles too')));
+    let settled = false;
+    const waiting = delivery.settled()?.then(() => (settled = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    void delivery.refuse(new WriteOutsideTransactionError('TestStore', 'a held connection'));
+    judge();
+    await waiting;
+    expect(settled).toBe(true);
+    expect(delivery.end()).toBeInstanceOf(WriteOutsideTransactionError);
+    // Once ended, nothing more is held.
+    delivery.hold(new Promise<void>(() => {}));
+    expect(delivery.settled()).toBeUndefined();
+  });
+
   it('records a refusal nobody awaited, without an unhandled rejection', async () => {
     const client = appClient();
     const scope = {};

@@ -1,11 +1,17 @@
 import type { PrismaLike, PrismaTransaction } from '@service-pay/sql';
-import { SqlStore, sayUnguarded } from '@service-pay/sql';
-import { prismaClient, prismaOption } from '@service-pay/sql/clients/prisma';
+import { SqlStore } from '@service-pay/sql';
+import { guardPrismaPool, prismaClient, prismaOption } from '@service-pay/sql/clients/prisma';
 import { mysqlDialect } from '@service-pay/sql/mysql';
+import {
+  describeMariaDbPool,
+  guardMariaDbPool,
+  isMariaDbPool,
+  type MariaDbPoolLike,
+} from './clients/mariadb-pool-guard.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
-export type { PrismaLike, PrismaTransaction };
+export type { MariaDbPoolLike, PrismaLike, PrismaTransaction };
 
 /**
  * Options of `PrismaStore` on MySQL and MariaDB.
@@ -18,6 +24,14 @@ export type { PrismaLike, PrismaTransaction };
 export interface PrismaStoreOptions<Client extends PrismaLike> {
   /** The app's `PrismaClient` on MySQL or MariaDB. */
   prisma: Client;
+  /**
+   * The `mariadb` pool your adapter was built on (`new PrismaMariaDb(pool)`). Given, a write or a
+   * transaction the handler sends through the app's `prisma` beside `ctx.tx` during a delivery is refused
+   * (`WriteOutsideTransactionError`, `OwnTransactionError`): Prisma gives no public way to see its
+   * statements, the pool does. Without it (an adapter built from settings makes its pool itself) only
+   * `prisma.$transaction` is refused, and the store says so once at construction.
+   */
+  pool?: MariaDbPoolLike | undefined;
   /**
    * Prisma's own limit on an interactive transaction (its `timeout`), which would otherwise end a delivery
    * after 5 s. Keep it above the handler's `handlerTimeoutMs` (default 30 s) plus the commit: default
@@ -45,17 +59,20 @@ export interface PrismaStoreOptions<Client extends PrismaLike> {
  *
  * Inside `onPaymentPaid`, `prisma.$transaction(...)` on the client given here throws `OwnTransactionError`:
  * a transaction of the handler's own would commit its credit even when the delivery fails, and the
- * sender's retry would credit again. Use `ctx.tx`.
+ * sender's retry would credit again. Use `ctx.tx`. Given the adapter's pool (`options.pool`), a write
+ * through `prisma.order...` instead of `ctx.tx.order...` is refused too (`WriteOutsideTransactionError`).
  *
  * @example
  * ```ts
  * import { PrismaMariaDb } from '@prisma/adapter-mariadb';
  * import { createWebhookHandler } from '@service-pay/core';
  * import { PrismaStore } from '@service-pay/mysql/prisma';
+ * import mariadb from 'mariadb';
  * import { PrismaClient } from './generated/prisma/client';
  *
- * const prisma = new PrismaClient({ adapter: new PrismaMariaDb(process.env.DATABASE_URL!) });
- * const store = new PrismaStore({ prisma });
+ * const pool = mariadb.createPool(process.env.DATABASE_URL!); // mariadb://user:password@host/db
+ * const prisma = new PrismaClient({ adapter: new PrismaMariaDb(pool) });
+ * const store = new PrismaStore({ prisma, pool }); // the pool lets it refuse prisma's writes beside ctx.tx
  * await store.migrate();
  * const handle = createWebhookHandler({ secret, store, onPaymentPaid: async (event, ctx) => {
  *   await ctx.tx.order.update({ where: { orderNo: event.orderNo }, data: { paid: true } });
@@ -70,13 +87,13 @@ export class PrismaStore<Client extends PrismaLike> extends SqlStore<PrismaTrans
       'new PrismaClient({ adapter: new PrismaMariaDb(url) })',
     );
     const { client, scope } = prismaClient(prisma, options, 'PrismaStore');
-    // @prisma/adapter-mariadb makes its pool itself from the settings it is given: nothing public to guard.
-    sayUnguarded(
-      prisma,
-      'PrismaStore',
-      "writes through the app's prisma beside ctx.tx (prisma.$transaction is refused)",
-      'write through ctx.tx only',
-    );
+    // An adapter built from settings makes its pool itself: nothing public to guard then.
+    const pool = guardPrismaPool(prisma, options.pool, scope, {
+      adapter: 'a mariadb pool (new PrismaMariaDb(pool))',
+      pool: 'the mariadb pool',
+      is: isMariaDbPool,
+      guard: guardMariaDbPool,
+    });
     super({
       store: 'PrismaStore',
       client,
@@ -84,6 +101,7 @@ export class PrismaStore<Client extends PrismaLike> extends SqlStore<PrismaTrans
       tableName: options.tableName,
       autoMigrate: options.autoMigrate,
       scope,
+      describePool: pool === undefined ? undefined : () => describeMariaDbPool(pool),
     });
   }
 }

@@ -1,9 +1,11 @@
+import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import type { TransactionalStore } from '@service-pay/core';
-import { type GuardSubject, writeGuardCases } from '@service-pay/sql/testing';
+import { type GuardSubject, typeOrmOwnTransactions, writeGuardCases } from '@service-pay/sql/testing';
 import { bigint, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';
 import knexFactory, { type Knex } from 'knex';
 import { Kysely, MysqlDialect } from 'kysely';
+import mariadb from 'mariadb';
 import mysqlCallback from 'mysql2';
 import type mysql from 'mysql2/promise';
 import { DataSource, EntitySchema } from 'typeorm';
@@ -12,15 +14,15 @@ import { DrizzleStore } from '../src/drizzle.js';
 import { MySqlStore } from '../src/index.js';
 import { KnexStore } from '../src/knex.js';
 import { KyselyStore } from '../src/kysely.js';
+import { type PrismaLike, PrismaStore } from '../src/prisma.js';
 import { TypeOrmStore } from '../src/typeorm.js';
 import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
 
 /**
- * The write guard's cases (the delivery's transaction is the only way to write) on every mysql2-based
- * client on the machine's MariaDB. Credits are counted in a table without a unique constraint, so a second
- * one would show. (Prisma on MariaDB builds its own pool in @prisma/adapter-mariadb: nothing public to
- * guard, which the store says at construction; its own-transaction and un-awaited cases run in
- * orm-stores.test.ts.)
+ * The write guard's cases (the delivery's transaction is the only way to write) on every client on the
+ * machine's MariaDB: the mysql2-based ones, and Prisma on @prisma/adapter-mariadb built on a `mariadb` pool
+ * the store is given too. Credits are counted in a table without a unique constraint, so a second one
+ * would show.
  */
 const marks = uniqueName('guard_marks');
 const inboxes: string[] = [];
@@ -61,8 +63,8 @@ async function mysql2OwnTransaction(pool: mysql.Pool, marker: string): Promise<v
   }
 }
 
-/** The subject, with its store made on first use (after beforeAll opened the client). */
-type Subject<Tx> = Omit<GuardSubject<Tx>, 'count'>;
+/** The subject, with its store made on first use (after beforeAll opened the client); `count` if not `marks`. */
+type Subject<Tx> = Omit<GuardSubject<Tx>, 'count'> & { count?: GuardSubject<Tx>['count'] };
 
 function run<Tx>(name: string, ownTransactions: string[], open: () => Promise<Subject<Tx>>) {
   describe(`${name} on MariaDB: the delivery transaction is the only way to write`, () => {
@@ -87,7 +89,7 @@ function run<Tx>(name: string, ownTransactions: string[], open: () => Promise<Su
         ]),
       ),
       stepwise: ['pool.getConnection() + beginTransaction()'],
-      count,
+      count: (marker) => (subject.count ?? count)(marker),
       poolOfOne: () => (subject.poolOfOne as NonNullable<Subject<Tx>['poolOfOne']>)(),
     });
     for (const c of cases) it(c.name, c.run);
@@ -238,7 +240,7 @@ const Mark = new EntitySchema<{ id: number; marker: string }>({
 
 run<import('typeorm').EntityManager>(
   'TypeOrmStore',
-  ['dataSource.transaction()', 'queryRunner.startTransaction()'],
+  ['dataSource.transaction()', 'dataSource.manager.transaction()', 'queryRunner.startTransaction()'],
   async () => {
     const on = (poolSize: number) =>
       new DataSource({ type: 'mysql', url: DATABASE_URL, entities: [Mark], poolSize }).initialize();
@@ -252,20 +254,9 @@ run<import('typeorm').EntityManager>(
       startWrite: (tx, marker) => tx.getRepository(Mark).insert({ marker }),
       globalWrite: (marker) => dataSource.getRepository(Mark).insert({ marker }),
       globalRead: () => dataSource.getRepository(Mark).find({ take: 1 }),
-      ownTransactions: {
-        'dataSource.transaction()': (marker) =>
-          dataSource.transaction((manager) => manager.getRepository(Mark).insert({ marker })),
-        'queryRunner.startTransaction()': async (marker) => {
-          const runner = dataSource.createQueryRunner();
-          try {
-            await runner.startTransaction();
-            await runner.manager.getRepository(Mark).insert({ marker });
-            await runner.commitTransaction();
-          } finally {
-            await runner.release();
-          }
-        },
-      },
+      ownTransactions: typeOrmOwnTransactions(dataSource, (manager, marker) =>
+        manager.getRepository(Mark).insert({ marker }),
+      ),
       poolOfOne: async () => {
         const one = await on(1);
         return {
@@ -273,6 +264,95 @@ run<import('typeorm').EntityManager>(
           write: (tx, marker) => tx.getRepository(Mark).insert({ marker }),
           globalWrite: (marker) => one.getRepository(Mark).insert({ marker }),
           close: () => one.destroy(),
+        };
+      },
+    };
+  },
+);
+
+/** The generated client's shape as these tests use it (test/prisma/schema.prisma). */
+interface PrismaMarks extends PrismaLike {
+  mark: {
+    create(args: { data: { marker: string } }): Promise<unknown>;
+    createMany(args: { data: Array<{ marker: string }> }): Promise<unknown>;
+    findFirst(): Promise<unknown>;
+  };
+  $disconnect(): Promise<void>;
+}
+type PrismaTx = Omit<PrismaMarks, '$transaction' | '$disconnect'>;
+
+run<PrismaTx>(
+  'PrismaStore (@prisma/adapter-mariadb on a mariadb pool)',
+  ['prisma.$transaction(fn)', 'prisma.$transaction([...])', 'pool.getConnection() + beginTransaction()'],
+  async () => {
+    // The client is generated by the project's global setup (test/prisma/generate.ts), outside git.
+    const generated = './prisma/generated/client.ts';
+    const { PrismaClient } = (await import(/* @vite-ignore */ generated)) as {
+      PrismaClient: new (options: { adapter: PrismaMariaDb }) => PrismaMarks;
+    };
+    // The table the schema names, shared with orm-stores.test.ts: markers are unique per case.
+    const table = 'service_pay_prisma_marks';
+    await admin.query(
+      `create table if not exists ${table} (id bigint auto_increment primary key, marker varchar(255) not null)`,
+    );
+    const url = new URL(DATABASE_URL);
+    const on = (connectionLimit: number) => {
+      const pool = mariadb.createPool({
+        host: url.hostname,
+        port: Number(url.port || 3306),
+        user: decodeURIComponent(url.username),
+        password: decodeURIComponent(url.password),
+        database: url.pathname.slice(1),
+        connectionLimit,
+      });
+      return { pool, prisma: new PrismaClient({ adapter: new PrismaMariaDb(pool) }) };
+    };
+    const close = async ({ pool, prisma }: ReturnType<typeof on>) => {
+      await prisma.$disconnect();
+      await pool.end();
+    };
+    const app = on(10);
+    const { pool, prisma } = app;
+    closers.push(() => close(app));
+    const tableName = inbox();
+    const create = (client: PrismaTx, marker: string) => client.mark.create({ data: { marker } });
+    return {
+      store: () => new PrismaStore({ prisma, pool, tableName }),
+      lazy: true,
+      write: async (tx, marker) => await create(tx, marker),
+      startWrite: (tx, marker) => create(tx, marker),
+      // On MySQL Prisma runs one `create` in a transaction of its own (the INSERT, then a read of the row).
+      globalWrite: (marker) => create(prisma, marker),
+      globalRead: () => prisma.mark.findFirst(),
+      ownTransactions: {
+        'prisma.$transaction(fn)': (marker) => prisma.$transaction((trx: PrismaTx) => create(trx, marker)),
+        'prisma.$transaction([...])': (marker) =>
+          (prisma.$transaction as unknown as (queries: unknown[]) => Promise<unknown>)([create(prisma, marker)]),
+        'pool.getConnection() + beginTransaction()': async (marker) => {
+          const connection = await pool.getConnection();
+          try {
+            await connection.beginTransaction();
+            await connection.query(`insert into ${table} (marker) values (?)`, [marker]);
+            await connection.commit();
+          } finally {
+            await connection.release();
+          }
+        },
+      },
+      count: async (marker) => {
+        const [rows] = await admin.query(`select count(*) as n from ${table} where marker = ?`, [marker]);
+        return Number((rows as Array<{ n: unknown }>)[0]?.n);
+      },
+      poolOfOne: async () => {
+        const one = on(1);
+        return {
+          store: new PrismaStore({ prisma: one.prisma, pool: one.pool, tableName }),
+          write: async (tx, marker) => await create(tx, marker),
+          // A `create` first checks a connection out for Prisma's own transaction, which on a pool the
+          // delivery exhausted waits for the delivery to end; `createMany` is one statement, sent through
+          // `pool.execute` and judged at the call.
+          globalWrite: (marker) => one.prisma.mark.createMany({ data: [{ marker }] }),
+          close: () => close(one),
         };
       },
     };

@@ -1,6 +1,6 @@
 import type { PrismaLike, PrismaTransaction } from '@service-pay/sql';
-import { SqlStore, sayUnguarded } from '@service-pay/sql';
-import { prismaClient, prismaOption } from '@service-pay/sql/clients/prisma';
+import { SqlStore } from '@service-pay/sql';
+import { guardPrismaPool, prismaClient, prismaOption } from '@service-pay/sql/clients/prisma';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Pool } from 'pg';
 import { guardPgPool } from './clients/pg-pool-guard.js';
@@ -74,15 +74,12 @@ export class PrismaStore<Client extends PrismaLike> extends SqlStore<PrismaTrans
   constructor(options: PrismaStoreOptions<Client>) {
     const prisma = prismaOption<Client>(options, 'PrismaStore', 'new PrismaClient({ adapter })');
     const { client, scope } = prismaClient(prisma, options, 'PrismaStore');
-    if (options.pool === undefined) {
-      sayUnguarded(
-        prisma,
-        'PrismaStore',
-        "writes through the app's prisma beside ctx.tx",
-        'build the adapter on a pg Pool (new PrismaPg(pool)) and pass that pool as options.pool',
-      );
-    } else if (isPgPool(options.pool)) guardPgPool(options.pool, scope, 'PrismaStore');
-    else throw new TypeError('PrismaStore: options.pool must be the node-postgres Pool your adapter was built on.');
+    guardPrismaPool(prisma, options.pool, scope, {
+      adapter: 'a pg Pool (new PrismaPg(pool))',
+      pool: 'the node-postgres Pool',
+      is: isPgPool,
+      guard: guardPgPool,
+    });
     super({
       store: 'PrismaStore',
       client,

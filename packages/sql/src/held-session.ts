@@ -74,6 +74,8 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     // What the handler started and did not await lands (or fails) first, while the guards still hold: an
     // un-awaited chain may still write beside ctx.tx meanwhile.
     const unfinished = await this.#pending.settle();
+    const holding = this.#delivery.settled(); // app work a client guard has yet to judge (DeliveryGuard.hold)
+    if (holding !== undefined) await holding;
     if (this.#ended) throw endedError(store); // rolled back meanwhile (the commit's deadline)
     this.#ended = true;
     // A refusal the handler caught, or never awaited, still fails the delivery: nothing is recorded and the

@@ -19,6 +19,13 @@ export type { ClaimResult, Interruption, SqlDialect } from './dialect.js';
 export { HeldSession, type HeldSessionContext } from './held-session.js';
 export { oneConnection } from './one-connection.js';
 export { PendingQueries, QueryNotAwaitedError } from './pending-queries.js';
+export {
+  type Checkout,
+  checkoutDelivery,
+  guardPoolQueries,
+  type QueryJudge,
+  type RunningDelivery,
+} from './pool-guard.js';
 export { IN_PROGRESS_RETRY_MS, milliseconds, PRUNE_BATCH, pruneAge } from './prune-age.js';
 export { INTERRUPT_GRACE_MS, ROLLBACK_GRACE_MS, rollBackInterrupting } from './rollback-escalation.js';
 export { type SqlBinding, SqlStore } from './sql-store.js';

@@ -17,6 +17,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export class DeliveryGuard {
   #ended = false;
   #refusal: Error | undefined;
+  readonly #holds = new Set<Promise<void>>();
 
   constructor(
     /** Names the store running this delivery (the `scope` its client's guards were given). */
@@ -42,6 +43,33 @@ export class DeliveryGuard {
   /** The first refusal of this delivery, if any. */
   get refusal(): Error | undefined {
     return this.#refusal;
+  }
+
+  /**
+   * For a client guard: app work started in this delivery whose statements the guard has not judged yet
+   * (a connection checked out for a transaction of the client's own, which Prisma opens for one `create`
+   * on MySQL), held until `until` settles, so that a write found there still fails the delivery rather
+   * than arriving after its commit.
+   */
+  hold(until: Promise<unknown>): void {
+    if (this.#ended) return;
+    const held = until.then(
+      () => {},
+      () => {},
+    );
+    this.#holds.add(held);
+    void held.then(() => this.#holds.delete(held));
+  }
+
+  /**
+   * What the store awaits before `end`: a promise that resolves once everything held in this delivery
+   * (`hold`) has settled, or undefined when nothing is held (the common case costs no wait).
+   */
+  settled(): Promise<void> | undefined {
+    if (this.#holds.size === 0) return undefined;
+    return (async () => {
+      while (this.#holds.size > 0) await Promise.all([...this.#holds]);
+    })();
   }
 
   /**

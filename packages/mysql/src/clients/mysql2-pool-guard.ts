@@ -1,13 +1,13 @@
 import { type ClientGuard, clientGuard, OwnTransactionError, refusedValue, wrapMethod } from '@service-pay/core/node';
-import { statementRefusal } from '@service-pay/sql';
+import {
+  type Checkout,
+  checkoutDelivery,
+  guardPoolQueries,
+  type QueryJudge,
+  type RunningDelivery,
+  statementRefusal,
+} from '@service-pay/sql';
 
-/**
- * How a connection was checked out: by the store for a delivery, by `pool.query` (already judged), or by
- * the app, with the delivery it was asked for in, if any: such a connection stays that delivery's even if
- * it arrives after the delivery ended (it waited behind the delivery's own), so its writes stay refused.
- */
-type Checkout = 'store' | 'judged' | { app: Running | undefined };
-type Running = NonNullable<ReturnType<ClientGuard['running']>>;
 type Callback = (error: unknown, ...rest: unknown[]) => void;
 
 /**
@@ -45,25 +45,10 @@ export function guardMysql2Pool(core: object, scope: object, store: string): voi
   const guard = clientGuard(core, scope, store);
   const checkouts = new WeakMap<object, Checkout>();
   const wrapped = new WeakSet<object>();
-  /** Set while the original `pool.query` / `execute` runs: it checks a connection out synchronously. */
-  let insideQuery = false;
-
-  for (const method of ['query', 'execute']) {
-    wrapMethod(core, guard, method, (original, args) => {
-      const refused = judge(guard.running(), args, `pool.${method}`);
-      if (refused !== undefined) return refused.answer;
-      insideQuery = true;
-      try {
-        return original(...args);
-      } finally {
-        insideQuery = false;
-      }
-    });
-  }
+  const checkout = guardPoolQueries(core, guard, ['query', 'execute'], judge);
 
   wrapMethod(core, guard, 'getConnection', (original, args) => {
-    // Decided at the call: a queued request is answered later, in the context of whoever released.
-    const kind: Checkout = insideQuery ? 'judged' : guard.storeWork() ? 'store' : { app: guard.running() };
+    const kind = checkout();
     const callback = args[0] as Callback;
     return original((error: unknown, connection: object | undefined) => {
       if (connection !== undefined && connection !== null) {
@@ -85,33 +70,30 @@ function guardConnection(connection: object, guard: ClientGuard, checkouts: Weak
     const original = target[method];
     if (typeof original !== 'function') continue;
     target[method] = function guarded(this: unknown, ...args: unknown[]) {
-      const kind = checkouts.get(connection);
-      if (typeof kind === 'object') {
-        const inside = guard.running() ?? kind.app;
-        const refused =
-          method === 'beginTransaction'
-            ? refuseBegin(inside, args)
-            : judge(inside, args, `a connection of pool.getConnection()'s ${method}`);
-        if (refused !== undefined) return refused.answer;
-      }
+      const inside = checkoutDelivery(checkouts.get(connection), guard);
+      const refused =
+        method === 'beginTransaction'
+          ? refuseBegin(inside, args)
+          : judge(inside, args, `a connection of pool.getConnection()'s ${method}`);
+      if (refused !== undefined) return refused.answer;
       return (original as (...a: unknown[]) => unknown).apply(this, args);
     };
   }
 }
 
-function refuseBegin(inside: Running | undefined, args: unknown[]): { answer: unknown } | undefined {
+function refuseBegin(inside: RunningDelivery | undefined, args: unknown[]): { answer: unknown } | undefined {
   if (inside === undefined) return undefined;
   return answer(inside.delivery.refuse(new OwnTransactionError(inside.store, 'beginTransaction()')), args);
 }
 
 /** The refusal of a mysql2 `query` / `execute` made in a delivery, or undefined to let it run. */
-function judge(inside: Running | undefined, args: unknown[], via: string): { answer: unknown } | undefined {
+const judge: QueryJudge = (inside, args, via) => {
   if (inside === undefined) return undefined;
   const first = args[0] as { sql?: unknown } | string | null;
   const error = statementRefusal(inside.store, typeof first === 'string' ? first : first?.sql, via);
   if (error === undefined) return undefined;
   return answer(inside.delivery.refuse(error), args);
-}
+};
 
 /** A refusal as mysql2's callback API answers: the callback's error on the next tick. */
 function answer(refused: Promise<never>, args: unknown[]): { answer: unknown } {

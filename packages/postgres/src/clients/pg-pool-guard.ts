@@ -1,14 +1,6 @@
-import { type ClientGuard, clientGuard, wrapMethod } from '@service-pay/core/node';
-import { statementRefusal } from '@service-pay/sql';
+import { clientGuard, wrapMethod } from '@service-pay/core/node';
+import { type Checkout, checkoutDelivery, guardPoolQueries, type QueryJudge, statementRefusal } from '@service-pay/sql';
 import type { Pool, PoolClient } from 'pg';
-
-/**
- * How a pool client was checked out: by the store for a delivery, by `pool.query` (already judged), or by
- * the app, with the delivery it was asked for in, if any: such a client stays that delivery's even if it
- * arrives after the delivery ended (it waited behind the delivery's own), so its writes stay refused.
- */
-type Checkout = 'store' | 'judged' | { app: Running | undefined };
-type Running = NonNullable<ReturnType<ClientGuard['running']>>;
 
 /**
  * Refuses, during a delivery of a store given `pool`, the writes and own transactions the handler sends
@@ -27,22 +19,10 @@ type Running = NonNullable<ReturnType<ClientGuard['running']>>;
 export function guardPgPool(pool: Pool, scope: object, store: string): void {
   const guard = clientGuard(pool, scope, store);
   const checkouts = new WeakMap<PoolClient, Checkout>();
-  /** Set while the original `pool.query` runs: it checks a client out through `connect` synchronously. */
-  let insideQuery = false;
-
-  wrapMethod(pool, guard, 'query', (original, args) => {
-    const refused = judge(guard.running(), args, 'pool.query');
-    if (refused !== undefined) return refused.answer;
-    insideQuery = true;
-    try {
-      return original(...args);
-    } finally {
-      insideQuery = false;
-    }
-  });
+  const checkout = guardPoolQueries(pool, guard, ['query'], judge);
 
   wrapMethod(pool, guard, 'connect', (original, args) => {
-    const kind: Checkout = insideQuery ? 'judged' : guard.storeWork() ? 'store' : { app: guard.running() };
+    const kind = checkout();
     const mark = (client: PoolClient | undefined) => {
       if (client === undefined) return;
       checkouts.set(client, kind);
@@ -70,11 +50,9 @@ export function guardPgPool(pool: Pool, scope: object, store: string): void {
       configurable: true,
       writable: true,
       value: function query(this: unknown, ...args: unknown[]) {
-        const kind = checkouts.get(client);
-        if (typeof kind === 'object') {
-          const refused = judge(guard.running() ?? kind.app, args, "a client of pool.connect()'s query");
-          if (refused !== undefined) return refused.answer;
-        }
+        const inside = checkoutDelivery(checkouts.get(client), guard);
+        const refused = judge(inside, args, "a client of pool.connect()'s query");
+        if (refused !== undefined) return refused.answer;
         return (original as (...a: unknown[]) => unknown).apply(this, args);
       },
     });
@@ -85,7 +63,7 @@ export function guardPgPool(pool: Pool, scope: object, store: string): void {
  * The refusal of a pg `query(...)` call made in a delivery, answered as node-postgres answers (the
  * callback's error, or a rejected promise), or undefined to let it run.
  */
-function judge(inside: Running | undefined, args: unknown[], via: string): { answer: unknown } | undefined {
+const judge: QueryJudge = (inside, args, via) => {
   if (inside === undefined) return undefined;
   const first = args[0] as { text?: unknown } | string | null;
   const error = statementRefusal(inside.store, typeof first === 'string' ? first : first?.text, via);
@@ -97,4 +75,4 @@ function judge(inside: Running | undefined, args: unknown[], via: string): { ans
     return { answer: undefined };
   }
   return { answer: refused };
-}
+};

@@ -1,5 +1,5 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import type { GuardSubject, OrmClient as SharedOrmClient } from '@service-pay/sql/testing';
+import { type GuardSubject, type OrmClient as SharedOrmClient, typeOrmOwnTransactions } from '@service-pay/sql/testing';
 import { sql as drizzleSql } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { pgTable, text } from 'drizzle-orm/pg-core';
@@ -250,26 +250,9 @@ export function typeOrmClient() {
         startWrite: (tx, marker) => tx.getRepository(Mark).insert({ marker }),
         globalWrite: (marker) => dataSource.getRepository(Mark).insert({ marker }),
         globalRead: () => dataSource.getRepository(Mark).find({ take: 1 }),
-        ownTransactions: {
-          'dataSource.transaction()': (marker) =>
-            dataSource.transaction(async (manager) => {
-              await manager.getRepository(Mark).insert({ marker });
-            }),
-          'dataSource.manager.transaction()': (marker) =>
-            dataSource.manager.transaction(async (manager) => {
-              await manager.getRepository(Mark).insert({ marker });
-            }),
-          'queryRunner.startTransaction()': async (marker) => {
-            const runner = dataSource.createQueryRunner();
-            try {
-              await runner.startTransaction();
-              await runner.manager.getRepository(Mark).insert({ marker });
-              await runner.commitTransaction();
-            } finally {
-              await runner.release();
-            }
-          },
-        },
+        ownTransactions: typeOrmOwnTransactions(dataSource, (manager, marker) =>
+          manager.getRepository(Mark).insert({ marker }),
+        ),
         poolOfOne: async () => {
           const one = await new DataSource({
             type: 'postgres',

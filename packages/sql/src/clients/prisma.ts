@@ -1,6 +1,7 @@
 import { refuseOwnTransactions } from '@service-pay/core/node';
 import { type Row, resultOf, type SqlClient, type Statement } from '../client.js';
 import { milliseconds } from '../prune-age.js';
+import { sayUnguarded } from '../unguarded.js';
 
 /** The options Prisma's interactive `$transaction` takes that the store sets. */
 interface PrismaTransactionOptions {
@@ -105,4 +106,48 @@ export function prismaOption<Client extends PrismaLike>(options: unknown, store:
     throw new TypeError(`${store}: options.prisma must be a PrismaClient (${example}).`);
   }
   return prisma;
+}
+
+/**
+ * How a Prisma store sees the pool its driver adapter runs on: which pool the adapter takes, and the
+ * client file that guards it.
+ */
+export interface PrismaPoolGuard<Pool> {
+  /** How the app builds the adapter on a pool of its own, for the warning (`a pg Pool (new PrismaPg(pool))`). */
+  readonly adapter: string;
+  /** The pool as the TypeError names it (`the node-postgres Pool`). */
+  readonly pool: string;
+  is(value: unknown): value is Pool;
+  guard(pool: Pool, scope: object, store: string): void;
+}
+
+/**
+ * Guards the pool under the app's Prisma client (`options.pool`) for the store's deliveries (`scope`), so
+ * that a write or a transaction sent through `prisma` beside `ctx.tx` is refused: Prisma gives no public
+ * way to see its statements, the pool does. Without one, says once (`sayUnguarded`) that only
+ * `prisma.$transaction` is refused; anything else as the pool is a TypeError.
+ *
+ * @example
+ * ```ts
+ * const guarded = guardPrismaPool(prisma, options.pool, scope, { adapter: 'a pg Pool (new PrismaPg(pool))', pool: 'the node-postgres Pool', is: isPgPool, guard: guardPgPool });
+ * ```
+ */
+export function guardPrismaPool<Pool>(
+  prisma: object,
+  pool: unknown,
+  scope: object,
+  how: PrismaPoolGuard<Pool>,
+): Pool | undefined {
+  if (pool === undefined) {
+    sayUnguarded(
+      prisma,
+      'PrismaStore',
+      "writes through the app's prisma beside ctx.tx (prisma.$transaction is refused)",
+      `build the adapter on ${how.adapter} and pass that pool as options.pool`,
+    );
+    return undefined;
+  }
+  if (!how.is(pool)) throw new TypeError(`PrismaStore: options.pool must be ${how.pool} your adapter was built on.`);
+  how.guard(pool, scope, 'PrismaStore');
+  return pool;
 }

@@ -264,3 +264,44 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
   }
   return cases;
 }
+
+/** What `typeOrmOwnTransactions` uses of a TypeORM `DataSource`. */
+interface TypeOrmTransactions<Manager> {
+  transaction(work: (manager: Manager) => Promise<unknown>): Promise<unknown>;
+  readonly manager: { transaction(work: (manager: Manager) => Promise<unknown>): Promise<unknown> };
+  createQueryRunner(): {
+    readonly manager: Manager;
+    startTransaction(): Promise<void>;
+    commitTransaction(): Promise<void>;
+    release(): Promise<void>;
+  };
+}
+
+/**
+ * TypeORM's ways of opening a transaction of its own, on any database, each writing `marker` with
+ * `write(manager, marker)`: for a subject's `ownTransactions`.
+ *
+ * @example
+ * ```ts
+ * ownTransactions: typeOrmOwnTransactions(dataSource, (manager, marker) => manager.getRepository(Mark).insert({ marker })),
+ * ```
+ */
+export function typeOrmOwnTransactions<Manager>(
+  dataSource: TypeOrmTransactions<Manager>,
+  write: (manager: Manager, marker: string) => Promise<unknown>,
+): Record<string, (marker: string) => Promise<unknown>> {
+  return {
+    'dataSource.transaction()': (marker) => dataSource.transaction((manager) => write(manager, marker)),
+    'dataSource.manager.transaction()': (marker) => dataSource.manager.transaction((manager) => write(manager, marker)),
+    'queryRunner.startTransaction()': async (marker) => {
+      const runner = dataSource.createQueryRunner();
+      try {
+        await runner.startTransaction();
+        await write(runner.manager, marker);
+        await runner.commitTransaction();
+      } finally {
+        await runner.release();
+      }
+    },
+  };
+}
