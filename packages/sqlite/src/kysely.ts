@@ -2,6 +2,7 @@ import { type AutoMigrateOption, oneConnection, SqlStore } from '@service-pay/sq
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { sqliteDialect } from '@service-pay/sql/sqlite';
 import type { Kysely, Transaction } from 'kysely';
+import { joinDeliveries } from './clients/kysely-join.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -50,7 +51,10 @@ export interface KyselyStoreOptions<DB> extends AutoMigrateOption {
 export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
   constructor(options: KyselyStoreOptions<DB>) {
     const db = kyselyOption<DB>(options, 'KyselyStore', 'new Kysely<DB>({ dialect: new SqliteDialect(...) })');
-    const { client, scope } = kyselyClient(db, 'KyselyStore');
+    const kysely = kyselyClient(db, 'KyselyStore');
+    const { scope } = kysely;
+    // The app's db during a delivery joins its transaction: it would otherwise wait for it to end.
+    const client = joinDeliveries(db, kysely, 'KyselyStore');
     super({
       store: 'KyselyStore',
       // Kysely's SQLite dialect is one connection: a delivery's transaction holds it.

@@ -41,6 +41,14 @@ export interface GuardSubject<Tx> {
    */
   oneConnection?: boolean;
   /**
+   * The app's client is the store's own connection (SQLite: one connection, the delivery's transaction
+   * open on it): a write sent through it during a delivery is not refused but joins the delivery's
+   * transaction, committed or rolled back with it, so it still credits once. The global-write cases check
+   * that outcome instead of a refusal; `ctx.outsideTransaction` cannot leave a transaction on the only
+   * connection there is, so its case does not apply.
+   */
+  joinsDelivery?: boolean;
+  /**
    * Optional: a store and the app's client on a pool of ONE connection, for the interleaving case (a
    * delivery and a plain request on the same pool: only the delivery's write is refused).
    */
@@ -104,42 +112,66 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
   const cases: GuardCase[] = [];
   const add = (name: string, run: () => Promise<void>) => cases.push({ name, run });
 
-  add(
-    'a write through the app client is refused naming ctx.tx (500), the retry through ctx.tx credits once',
-    async () => {
-      const event = samplePaymentPaidEvent();
-      let calls = 0;
-      const { handle, logged, codeOf } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
-        calls += 1;
-        if (calls === 1) await subject.globalWrite(paid.paymentId);
-        else await subject.write(ctx.tx, paid.paymentId);
-      });
-      expect((await handle(delivery(event))).status === 500, 'the global write to answer 500');
-      expect(codeOf() === 'WRITE_OUTSIDE_TRANSACTION', `WRITE_OUTSIDE_TRANSACTION, got ${String(codeOf())}`);
-      expect(/ctx\.tx/.test(String((logged.at(-1)?.err as Error | undefined)?.message)), 'the message to name ctx.tx');
-      expect((await subject.count(event.paymentId)) === 0, 'no credit from the refused write');
-      expect((await handle(delivery(event))).status === 200, 'the retry to credit');
-      const third = await handle(delivery(event));
-      expect(third.body.includes('duplicate'), 'the third delivery to be a duplicate');
-      expect((await subject.count(event.paymentId)) === 1, 'exactly one credit');
-    },
-  );
+  if (subject.joinsDelivery === true) {
+    add(
+      'a write through the app client joins the delivery: rolled back with a failed attempt, credited once',
+      async () => {
+        const event = samplePaymentPaidEvent();
+        let calls = 0;
+        const { handle } = handlerOn<Tx>(subject.store(), async (paid) => {
+          calls += 1;
+          await subject.globalWrite(paid.paymentId);
+          if (calls === 1) throw new Error('the first attempt fails after its write');
+        });
+        expect((await handle(delivery(event))).status === 500, 'the first attempt to fail');
+        expect((await subject.count(event.paymentId)) === 0, 'the joined write rolled back with it');
+        expect((await handle(delivery(event))).status === 200, 'the retry to credit');
+        const third = await handle(delivery(event));
+        expect(third.body.includes('duplicate'), 'the third delivery to be a duplicate');
+        expect((await subject.count(event.paymentId)) === 1, 'exactly one credit');
+      },
+    );
+  } else {
+    add(
+      'a write through the app client is refused naming ctx.tx (500), the retry through ctx.tx credits once',
+      async () => {
+        const event = samplePaymentPaidEvent();
+        let calls = 0;
+        const { handle, logged, codeOf } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+          calls += 1;
+          if (calls === 1) await subject.globalWrite(paid.paymentId);
+          else await subject.write(ctx.tx, paid.paymentId);
+        });
+        expect((await handle(delivery(event))).status === 500, 'the global write to answer 500');
+        expect(codeOf() === 'WRITE_OUTSIDE_TRANSACTION', `WRITE_OUTSIDE_TRANSACTION, got ${String(codeOf())}`);
+        expect(
+          /ctx\.tx/.test(String((logged.at(-1)?.err as Error | undefined)?.message)),
+          'the message to name ctx.tx',
+        );
+        expect((await subject.count(event.paymentId)) === 0, 'no credit from the refused write');
+        expect((await handle(delivery(event))).status === 200, 'the retry to credit');
+        const third = await handle(delivery(event));
+        expect(third.body.includes('duplicate'), 'the third delivery to be a duplicate');
+        expect((await subject.count(event.paymentId)) === 1, 'exactly one credit');
+      },
+    );
 
-  add('a refused global write the handler caught, or never awaited, still fails the delivery', async () => {
-    for (const how of ['caught', 'not awaited'] as const) {
-      const event = samplePaymentPaidEvent();
-      const { handle, codeOf } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
-        if (how === 'caught') await Promise.resolve(subject.globalWrite(paid.paymentId)).catch(() => {});
-        // Started (a lazy client sends a query only once `then` is called) and left to run.
-        else void subject.globalWrite(paid.paymentId).then(undefined, () => {});
-        await subject.write(ctx.tx, `${paid.paymentId}:tx`);
-      });
-      expect((await handle(delivery(event))).status === 500, `a ${how} refusal to answer 500`);
-      expect(codeOf() === 'WRITE_OUTSIDE_TRANSACTION', `WRITE_OUTSIDE_TRANSACTION (${how})`);
-      expect((await subject.count(event.paymentId)) === 0, `no global credit (${how})`);
-      expect((await subject.count(`${event.paymentId}:tx`)) === 0, `the ctx.tx write rolled back (${how})`);
-    }
-  });
+    add('a refused global write the handler caught, or never awaited, still fails the delivery', async () => {
+      for (const how of ['caught', 'not awaited'] as const) {
+        const event = samplePaymentPaidEvent();
+        const { handle, codeOf } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+          if (how === 'caught') await Promise.resolve(subject.globalWrite(paid.paymentId)).catch(() => {});
+          // Started (a lazy client sends a query only once `then` is called) and left to run.
+          else void subject.globalWrite(paid.paymentId).then(undefined, () => {});
+          await subject.write(ctx.tx, `${paid.paymentId}:tx`);
+        });
+        expect((await handle(delivery(event))).status === 500, `a ${how} refusal to answer 500`);
+        expect(codeOf() === 'WRITE_OUTSIDE_TRANSACTION', `WRITE_OUTSIDE_TRANSACTION (${how})`);
+        expect((await subject.count(event.paymentId)) === 0, `no global credit (${how})`);
+        expect((await subject.count(`${event.paymentId}:tx`)) === 0, `the ctx.tx write rolled back (${how})`);
+      }
+    });
+  }
 
   add('a read through the app client is allowed during a delivery', async () => {
     const event = samplePaymentPaidEvent();
@@ -206,7 +238,7 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
     expect((await subject.count(`${event.paymentId}:later`)) === 1, 'the background write to land');
   });
 
-  if (subject.oneConnection !== true)
+  if (subject.oneConnection !== true && subject.joinsDelivery !== true)
     add('ctx.outsideTransaction lets a deliberate write through, and it survives the failed attempt', async () => {
       const event = samplePaymentPaidEvent();
       let calls = 0;
