@@ -49,18 +49,19 @@ export interface TypeOrmStoreOptions {
 export class TypeOrmStore extends SqlStore<EntityManager> {
   constructor(options: TypeOrmStoreOptions) {
     const dataSource = typeOrmOption(options, 'TypeOrmStore', ['mysql', 'mariadb']);
-    const { client, scope } = typeOrmClient(dataSource, 'TypeOrmStore');
-    // TypeORM's MySQL driver keeps its mysql2 pool as the public `driver.pool` (its query runners are
-    // guarded too, before they wait for a connection).
-    const core = corePoolOf((dataSource.driver as { pool?: unknown }).pool);
-    if (core === undefined) {
-      sayUnguarded(
-        dataSource,
-        'TypeOrmStore',
-        "raw writes on the driver's pool beside ctx.tx",
-        'write through ctx.tx only',
-      );
-    } else guardMysql2Pool(core, scope, 'TypeOrmStore');
+    const { client, scope } = typeOrmClient(dataSource, 'TypeOrmStore', (scope) => {
+      // TypeORM's MySQL driver keeps its mysql2 pool as the public `driver.pool`, made when the DataSource
+      // is initialized (its query runners are guarded too, before they wait for a connection).
+      const core = corePoolOf((dataSource.driver as { pool?: unknown }).pool);
+      if (core === undefined) {
+        sayUnguarded(
+          dataSource,
+          'TypeOrmStore',
+          "raw writes on the driver's pool beside ctx.tx",
+          'write through ctx.tx only',
+        );
+      } else guardMysql2Pool(core, scope, 'TypeOrmStore');
+    });
     super({
       store: 'TypeOrmStore',
       client,

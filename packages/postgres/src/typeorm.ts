@@ -54,17 +54,19 @@ export interface TypeOrmStoreOptions {
 export class TypeOrmStore extends SqlStore<EntityManager> {
   constructor(options: TypeOrmStoreOptions) {
     const dataSource = typeOrmOption(options, 'TypeOrmStore', ['postgres']);
-    const { client, scope } = typeOrmClient(dataSource, 'TypeOrmStore');
-    // TypeORM's PostgreSQL driver keeps its node-postgres Pool as the public `driver.master`.
-    const pool = (dataSource.driver as { master?: unknown } | undefined)?.master;
-    if (isPgPool(pool)) guardPgPool(pool, scope, 'TypeOrmStore');
-    else
-      sayUnguarded(
-        dataSource,
-        'TypeOrmStore',
-        "writes through the app's dataSource beside ctx.tx",
-        'use the default (node-postgres) driver',
-      );
+    const { client, scope } = typeOrmClient(dataSource, 'TypeOrmStore', (scope) => {
+      // TypeORM's PostgreSQL driver keeps its node-postgres Pool as the public `driver.master`, made when
+      // the DataSource is initialized.
+      const pool = (dataSource.driver as { master?: unknown } | undefined)?.master;
+      if (isPgPool(pool)) guardPgPool(pool, scope, 'TypeOrmStore');
+      else
+        sayUnguarded(
+          dataSource,
+          'TypeOrmStore',
+          "writes through the app's dataSource beside ctx.tx",
+          'use the default (node-postgres) driver',
+        );
+    });
     super({
       store: 'TypeOrmStore',
       client,

@@ -227,15 +227,14 @@ export function typeOrmClient() {
       tableName: marks,
       columns: { id: { type: Number, primary: true, generated: true }, marker: { type: String } },
     });
-    const dataSource = await new DataSource({
-      type: 'postgres',
-      url: DATABASE_URL,
-      entities: [Mark],
-      poolSize: 25,
-    }).initialize();
+    const dataSource = new DataSource({ type: 'postgres', url: DATABASE_URL, entities: [Mark], poolSize: 25 });
+    // Made before the DataSource is initialized, as an app that builds its store at start-up may: the
+    // store guards the driver's pool once initialize() resolves (every case here runs on this store).
+    const store = new TypeOrmStore({ dataSource, tableName: inbox });
+    await dataSource.initialize();
     return {
       name: 'TypeORM',
-      store: () => new TypeOrmStore({ dataSource, tableName: inbox }),
+      store: () => store,
       write: async (tx, marker) => {
         await tx.getRepository(Mark).insert({ marker });
       },

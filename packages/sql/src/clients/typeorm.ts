@@ -24,8 +24,18 @@ import { statementRefusal } from '../statement-kind.js';
 export function typeOrmClient(
   dataSource: DataSource,
   store: string,
+  /** Guards the driver's pool; run once the DataSource is initialized (its driver makes the pool then). */
+  guardPool?: (scope: object) => void,
 ): { client: SqlClient<EntityManager>; scope: object } {
   const scope = {};
+  let poolGuarded = false;
+  const guardPoolOnce = () => {
+    if (poolGuarded || guardPool === undefined || !dataSource.isInitialized) return;
+    poolGuarded = true;
+    guardPool(scope);
+  };
+  // Now, or when the app initializes it: a store is often made before `await dataSource.initialize()`.
+  whenInitialized(dataSource, guardPoolOnce);
   const own = refuseOwnTransactions(dataSource, ['transaction'], scope, store);
   refuseOwnTransactions(dataSource.manager, ['transaction'], scope, store);
   // Each query runner the app creates (every dataSource/manager/repository call makes one): its
@@ -43,7 +53,10 @@ export function typeOrmClient(
   return {
     scope,
     client: {
-      transaction: (work) => own.transaction(work),
+      transaction: (work) => {
+        guardPoolOnce(); // initialized some other way than its own initialize(): at the first delivery
+        return own.transaction(work);
+      },
       query: run,
       queryOutside: (statement) => run(dataSource, statement),
       rawTextMethods: ['query'],
@@ -52,7 +65,34 @@ export function typeOrmClient(
 }
 
 /**
- * Checks that `dataSource` is an initialized TypeORM DataSource of one of `types`, naming the store.
+ * Runs `fn` once `dataSource` is initialized: at once if it is, else when its `initialize()` resolves
+ * (wrapped on the instance, an own property; TypeORM's `connect()` goes through it too).
+ *
+ * @example
+ * ```ts
+ * whenInitialized(dataSource, () => guardPgPool(dataSource.driver.master, scope, 'TypeOrmStore'));
+ * ```
+ */
+export function whenInitialized(dataSource: DataSource, fn: () => void): void {
+  if (dataSource.isInitialized) {
+    fn();
+    return;
+  }
+  const initialize = dataSource.initialize;
+  Object.defineProperty(dataSource, 'initialize', {
+    configurable: true,
+    writable: true,
+    value: async function initialized(this: DataSource, ...args: unknown[]) {
+      const result = await (initialize as (...a: unknown[]) => Promise<DataSource>).apply(this, args);
+      fn();
+      return result;
+    },
+  });
+}
+
+/**
+ * Checks that `dataSource` is a TypeORM DataSource of one of `types`, naming the store. It may still be
+ * uninitialized: the store guards its pool once it is (`whenInitialized`).
  *
  * @example
  * ```ts
@@ -73,9 +113,6 @@ export function typeOrmOption(options: unknown, store: string, types: readonly s
   const type = (dataSource.options as { type?: unknown } | undefined)?.type;
   if (!types.includes(type as string)) {
     throw new TypeError(`${store}: options.dataSource must use ${wanted}, not ${JSON.stringify(type)}.`);
-  }
-  if (!dataSource.isInitialized) {
-    throw new TypeError(`${store}: options.dataSource is not initialized; await dataSource.initialize() first.`);
   }
   return dataSource;
 }
