@@ -9,6 +9,7 @@ describe('explainStoreTimeout', () => {
   it('names a full pool only when callers wait for a connection', () => {
     const full = explainStoreTimeout(timeout, { describePool: () => ({ size: 4, inUse: 4, waiting: 2 }) });
     expect(full).toBeInstanceOf(StorePoolFullError);
+    expect((full as StorePoolFullError).code).toBe('STORE_POOL_FULL');
     expect((full as Error).message).toBe(
       "The store's connection pool is full: the store did not answer begin within 2000 ms, waiting for a connection (pool size 4, 4 in use, 2 waiting).",
     );

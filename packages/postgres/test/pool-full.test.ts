@@ -78,6 +78,7 @@ describe('a full connection pool is named as such', () => {
     ]);
     const err = logged[0]?.err as StorePoolFullError;
     expect(err).toBeInstanceOf(StorePoolFullError);
+    expect(err.code).toBe('STORE_POOL_FULL');
     expect(err.pool).toEqual({ size: 1, inUse: 1, waiting: 1 });
     expect(err.cause).toBeInstanceOf(StoreTimeoutError);
   };

@@ -28,6 +28,8 @@ export interface StorePoolState {
  */
 export class StorePoolFullError extends Error {
   override readonly name = 'StorePoolFullError';
+  /** Stable code for logs and tests (the delivery itself is answered `STORE_UNAVAILABLE`, 503). */
+  readonly code = 'STORE_POOL_FULL';
 
   constructor(
     readonly pool: StorePoolState,

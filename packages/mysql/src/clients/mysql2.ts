@@ -52,6 +52,9 @@ export function mysql2Client(pool: Pool, store: string): SqlClient<PoolConnectio
     queryOutside: (statement) => run(pool, statement),
     // guardConnection checks query and execute's text itself, objects ({ sql }) included.
     rawTextMethods: [],
+    // No describePool: mysql2's pool shows its limit (`pool.config.connectionLimit`) but counts its
+    // connections and waiting callers only in underscore-prefixed internals (`_allConnections`,
+    // `_connectionQueue`), so a full pool is logged as the store not answering in time.
     guard: (tx, ended) => guardConnection(tx, ended, store),
   };
 }

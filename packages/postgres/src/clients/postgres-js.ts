@@ -19,6 +19,8 @@ export function postgresJsClient(sql: Sql): SqlClient<TransactionSql> {
     query: run,
     queryOutside: (statement) => run(sql, statement),
     rawTextMethods: ['unsafe'],
+    // No describePool: postgres.js shows its limit (`sql.options.max`) but no public count of connections
+    // in use or of queries waiting for one, so a full pool is logged as the store not answering in time.
   };
 }
 
