@@ -11,7 +11,7 @@ import { waitFor } from '@service-pay/test-kit';
 import mariadb from 'mariadb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type PrismaLike, PrismaStore } from '../src/prisma.js';
-import { DATABASE_URL, uniqueName } from './support/database.js';
+import { mariadbPoolConfig, uniqueName } from './support/database.js';
 
 const SECRET = 'whsec_mysql_pool_full_0123456789abcdef';
 
@@ -21,15 +21,7 @@ const SECRET = 'whsec_mysql_pool_full_0123456789abcdef';
 // public counts: their stores say nothing of the pool, and the timeout keeps its own message.)
 describe('a full mariadb pool under PrismaStore is named as such', () => {
   const inbox = uniqueName('pool_full');
-  const url = new URL(DATABASE_URL);
-  const pool = mariadb.createPool({
-    host: url.hostname,
-    port: Number(url.port || 3306),
-    user: decodeURIComponent(url.username),
-    password: decodeURIComponent(url.password),
-    database: url.pathname.slice(1),
-    connectionLimit: 1,
-  });
+  const pool = mariadb.createPool(mariadbPoolConfig(1));
   let prisma: (PrismaLike & { $disconnect(): Promise<void> }) | undefined;
   afterAll(async () => {
     await prisma?.$disconnect();

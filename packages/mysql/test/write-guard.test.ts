@@ -1,6 +1,11 @@
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import type { TransactionalStore } from '@service-pay/core';
-import { type GuardSubject, typeOrmOwnTransactions, writeGuardCases } from '@service-pay/sql/testing';
+import {
+  type GuardSubject,
+  namedOwnTransactions,
+  typeOrmOwnTransactions,
+  writeGuardCases,
+} from '@service-pay/sql/testing';
 import { bigint, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';
 import knexFactory, { type Knex } from 'knex';
@@ -16,7 +21,7 @@ import { KnexStore } from '../src/knex.js';
 import { KyselyStore } from '../src/kysely.js';
 import { type PrismaLike, PrismaStore } from '../src/prisma.js';
 import { TypeOrmStore } from '../src/typeorm.js';
-import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
+import { DATABASE_URL, mariadbPoolConfig, openPool, uniqueName } from './support/database.js';
 
 /**
  * The write guard's cases (the delivery's transaction is the only way to write) on every client on the
@@ -82,12 +87,7 @@ function run<Tx>(name: string, ownTransactions: string[], open: () => Promise<Su
       },
       globalWrite: (marker) => subject.globalWrite(marker),
       globalRead: () => subject.globalRead(),
-      ownTransactions: Object.fromEntries(
-        ownTransactions.map((form) => [
-          form,
-          (marker: string) => (subject.ownTransactions[form] as (m: string) => PromiseLike<unknown>)(marker),
-        ]),
-      ),
+      ownTransactions: namedOwnTransactions(ownTransactions, () => subject.ownTransactions),
       stepwise: ['pool.getConnection() + beginTransaction()'],
       count: (marker) => (subject.count ?? count)(marker),
       poolOfOne: () => (subject.poolOfOne as NonNullable<Subject<Tx>['poolOfOne']>)(),
@@ -295,16 +295,8 @@ run<PrismaTx>(
     await admin.query(
       `create table if not exists ${table} (id bigint auto_increment primary key, marker varchar(255) not null)`,
     );
-    const url = new URL(DATABASE_URL);
     const on = (connectionLimit: number) => {
-      const pool = mariadb.createPool({
-        host: url.hostname,
-        port: Number(url.port || 3306),
-        user: decodeURIComponent(url.username),
-        password: decodeURIComponent(url.password),
-        database: url.pathname.slice(1),
-        connectionLimit,
-      });
+      const pool = mariadb.createPool(mariadbPoolConfig(connectionLimit));
       return { pool, prisma: new PrismaClient({ adapter: new PrismaMariaDb(pool) }) };
     };
     const close = async ({ pool, prisma }: ReturnType<typeof on>) => {

@@ -1,4 +1,4 @@
-import { ormStoreCases, writeGuardCases } from '@service-pay/sql/testing';
+import { namedOwnTransactions, ormStoreCases, writeGuardCases } from '@service-pay/sql/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { ORM_CLIENTS, type OrmClient } from './support/orm-clients.js';
 
@@ -43,12 +43,7 @@ for (const open of ORM_CLIENTS) {
         globalWrite: (marker) => guard().globalWrite(marker),
         globalRead: () => guard().globalRead(),
         // Named now (the cases are listed before the client opens), run on the client once it is open.
-        ownTransactions: Object.fromEntries(
-          (OWN_TRANSACTIONS[label] ?? []).map((name) => [
-            name,
-            (marker: string) => (guard().ownTransactions[name] as (m: string) => PromiseLike<unknown>)(marker),
-          ]),
-        ),
+        ownTransactions: namedOwnTransactions(OWN_TRANSACTIONS[label] ?? [], () => guard().ownTransactions),
         stepwise: ['pool.connect() + BEGIN'],
         poolOfOne: () => (guard().poolOfOne as NonNullable<ReturnType<typeof guard>['poolOfOne']>)(),
       });

@@ -1,5 +1,4 @@
-import type { GuardSubject } from '@service-pay/sql/testing';
-import { writeGuardCases } from '@service-pay/sql/testing';
+import { type GuardSubject, namedOwnTransactions, writeGuardCases } from '@service-pay/sql/testing';
 import type Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, type Transaction } from 'kysely';
 import { afterAll, beforeAll, describe, it } from 'vitest';
@@ -48,12 +47,7 @@ function run<Tx>(name: string, forms: string[], open: () => Omit<GuardSubject<Tx
       lazy: false,
       globalWrite: (marker) => subject.globalWrite(marker),
       globalRead: () => subject.globalRead(),
-      ownTransactions: Object.fromEntries(
-        forms.map((form) => [
-          form,
-          (marker: string) => (subject.ownTransactions[form] as (m: string) => PromiseLike<unknown>)(marker),
-        ]),
-      ),
+      ownTransactions: namedOwnTransactions(forms, () => subject.ownTransactions),
       joinsDelivery: true,
       count,
     });

@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
- * One delivery as the guards on the app's clients see it, from the moment its handler starts until its
- * store commits or rolls back: which store runs it, whether it has ended, and the first thing a guard
- * refused during it. A guard never throws into the merchant's code: it answers a rejected promise and
+ * One delivery as the guards on the app's clients see it (opened with `openDelivery`), from the moment its
+ * handler starts until its store commits or rolls back: which store runs it, whether it has ended, and the
+ * first thing a guard refused during it. A guard never throws into the merchant's code: it answers a rejected promise and
  * records the refusal here, so a refused call that was never awaited (or whose error was caught) still
  * fails the delivery when the store commits.
  *
@@ -89,32 +89,21 @@ export class DeliveryGuard {
 const running = new AsyncLocalStorage<DeliveryGuard>();
 
 /**
- * For store authors: a delivery of the store named by `scope`, whose `run` makes the handler recognisable
- * to the guards on the store's client (`refuseOwnTransactions`, `clientGuard`). The store ends it when it
- * commits or rolls back, and fails the delivery with what it refused meanwhile.
+ * For store authors, the one way to open a delivery: a delivery of the store named by `scope`, whose `run`
+ * makes the handler recognisable to the guards on the store's client (`refuseOwnTransactions`,
+ * `clientGuard`). The store awaits `settled()` and then ends it (`end()`) when it commits or rolls back,
+ * and fails the delivery with what it refused meanwhile.
  *
  * @example
  * ```ts
  * const delivery = openDelivery(scope);
- * const session = { tx, run: (handler) => delivery.run(handler), commit, rollback };
+ * await delivery.run(handler);
+ * await delivery.settled(); // at commit: app work a guard has yet to judge
+ * const refused = delivery.end(); // then, if anything was refused, roll back and fail the delivery with it
  * ```
  */
 export function openDelivery(scope: object): DeliveryGuard {
   return new DeliveryGuard(scope);
-}
-
-/**
- * For store authors: runs a delivery's handler so that the guards can tell it is inside that store's
- * delivery, until the returned promise settles. Prefer `openDelivery`, which also records refusals.
- *
- * @example
- * ```ts
- * const session = { tx, run: (handler) => inDeliveryOf(store, handler), commit, rollback };
- * ```
- */
-export function inDeliveryOf<T>(store: object, handler: () => Promise<T>): Promise<T> {
-  const delivery = new DeliveryGuard(store);
-  return delivery.run(handler).finally(() => delivery.end());
 }
 
 /** The context of a store's own work (opening a delivery's transaction): see `asStoreWork`. */

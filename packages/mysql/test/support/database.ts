@@ -21,3 +21,16 @@ export async function openPool(options: mysql.PoolOptions = {}): Promise<mysql.P
   }
   return pool;
 }
+
+/** The `mariadb` driver's pool settings for the shared server (the pool `@prisma/adapter-mariadb` runs on). */
+export function mariadbPoolConfig(connectionLimit: number) {
+  const url = new URL(DATABASE_URL);
+  return {
+    host: url.hostname,
+    port: Number(url.port || 3306),
+    user: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+    database: url.pathname.slice(1),
+    connectionLimit,
+  };
+}

@@ -337,3 +337,21 @@ export function typeOrmOwnTransactions<Manager>(
     },
   };
 }
+
+/**
+ * A subject's own-transaction forms named now (a case list is made before its client opens) and run on
+ * the client's forms, read from `of()` once the client is open.
+ *
+ * @example
+ * ```ts
+ * ownTransactions: namedOwnTransactions(['db.transaction()'], () => subject.ownTransactions),
+ * ```
+ */
+export function namedOwnTransactions(
+  forms: readonly string[],
+  of: () => Record<string, (marker: string) => PromiseLike<unknown>>,
+): Record<string, (marker: string) => PromiseLike<unknown>> {
+  return Object.fromEntries(
+    forms.map((form) => [form, (marker: string) => (of()[form] as (m: string) => PromiseLike<unknown>)(marker)]),
+  );
+}

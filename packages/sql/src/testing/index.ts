@@ -9,6 +9,12 @@ export {
   type RoundTripSubject,
   roundTripCases,
 } from './deliveries.js';
-export { type GuardCase, type GuardSubject, typeOrmOwnTransactions, writeGuardCases } from './guard-cases.js';
+export {
+  type GuardCase,
+  type GuardSubject,
+  namedOwnTransactions,
+  typeOrmOwnTransactions,
+  writeGuardCases,
+} from './guard-cases.js';
 export { type OrmClient, type OrmDatabase, type OrmStore, ormStoreCases } from './orm-store-cases.js';
 export { type RoundTripProxy, startRoundTripProxy, type WireProtocol } from './round-trip-proxy.js';
