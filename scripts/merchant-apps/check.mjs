@@ -8,6 +8,11 @@
 // the right store. Exit 1 on two credits (outside a cell the store warned about at start-up), a lost
 // credit, a wrong store name or a crash. `--keep` leaves the app folder; MERCHANT_ONLY=mysql2,Knex runs
 // only the clients whose label contains one of those words; `--results <file>` judges a kept results.json.
+// Not part of `pnpm test`: a whole run took 5 min 47 s and 5 min 56 s on the shared 2-core machine, most of
+// it npm install (40-94 s) and compiling better-sqlite3 (150-181 s: its install script finds no prebuilt
+// binary where only the npm registry is reachable, and compiles SQLite from source).
+// The env below is the one packages/test-kit's generatePrismaClient uses: this file runs on plain Node, which
+// cannot import test-kit's TypeScript sources.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

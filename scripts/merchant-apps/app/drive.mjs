@@ -21,49 +21,28 @@ const urls = {
 const credits = `merchant_credits_${suffix}`;
 const only = process.env.MERCHANT_ONLY?.split(',');
 
+// One merchant program per client (several setups of one program where the READMEs give more than one).
 const APPS = [
-  { client: 'node-postgres', file: 'pg.ts', db: 'postgres', store: 'PostgresStore' },
-  { client: 'postgres.js', file: 'postgres-js.ts', db: 'postgres', store: 'PostgresJsStore' },
-  { client: 'Drizzle (node-postgres)', file: 'drizzle-pg.ts', db: 'postgres', store: 'DrizzleStore' },
-  { client: 'Kysely (pg, pool given)', file: 'kysely-pg.ts', db: 'postgres', store: 'KyselyStore' },
-  { client: 'Knex (pg)', file: 'knex.ts', db: 'postgres', store: 'KnexStore' },
-  { client: 'TypeORM (postgres)', file: 'typeorm.ts', db: 'postgres', store: 'TypeOrmStore' },
-  {
-    client: 'Prisma (adapter-pg, README snippet)',
-    file: 'prisma-pg.ts',
-    db: 'postgres',
-    store: 'PrismaStore',
-    env: { PRISMA_SETUP: 'readme' },
-  },
-  {
-    client: 'Prisma (adapter-pg on a Pool, pool given)',
-    file: 'prisma-pg.ts',
-    db: 'postgres',
-    store: 'PrismaStore',
-    env: { PRISMA_SETUP: 'pool' },
-  },
-  { client: 'mysql2', file: 'mysql2.ts', db: 'mysql', store: 'MySqlStore' },
-  {
-    client: 'Kysely (mysql, README snippet)',
-    file: 'kysely-mysql.ts',
-    db: 'mysql',
-    store: 'KyselyStore',
-    env: { KYSELY_SETUP: 'readme' },
-  },
-  {
-    client: 'Kysely (mysql, pool given)',
-    file: 'kysely-mysql.ts',
-    db: 'mysql',
-    store: 'KyselyStore',
-    env: { KYSELY_SETUP: 'pool' },
-  },
-  { client: 'Drizzle (mysql2)', file: 'drizzle-mysql.ts', db: 'mysql', store: 'DrizzleStore' },
-  { client: 'Knex (mysql2)', file: 'knex.ts', db: 'mysql', store: 'KnexStore' },
-  { client: 'TypeORM (mariadb)', file: 'typeorm.ts', db: 'mysql', store: 'TypeOrmStore' },
-  { client: 'Prisma (adapter-mariadb)', file: 'prisma-mariadb.ts', db: 'mysql', store: 'PrismaStore' },
-  { client: 'better-sqlite3', file: 'better-sqlite3.ts', db: 'sqlite', store: 'SqliteStore' },
-  { client: 'Kysely (better-sqlite3)', file: 'kysely-sqlite.ts', db: 'sqlite', store: 'KyselyStore' },
-].filter((app) => only === undefined || only.some((name) => app.client.includes(name)));
+  ['node-postgres', 'driver.ts', 'postgres', 'PostgresStore'],
+  ['postgres.js', 'postgres-js.ts', 'postgres', 'PostgresJsStore'],
+  ['Drizzle (node-postgres)', 'drizzle-pg.ts', 'postgres', 'DrizzleStore'],
+  ['Kysely (pg, pool given)', 'kysely.ts', 'postgres', 'KyselyStore'],
+  ['Knex (pg)', 'knex.ts', 'postgres', 'KnexStore'],
+  ['TypeORM (postgres)', 'typeorm.ts', 'postgres', 'TypeOrmStore'],
+  ['Prisma (adapter-pg, README snippet)', 'prisma.ts', 'postgres', 'PrismaStore', { PRISMA_SETUP: 'readme' }],
+  ['Prisma (adapter-pg on a Pool, pool given)', 'prisma.ts', 'postgres', 'PrismaStore', { PRISMA_SETUP: 'pool' }],
+  ['mysql2', 'driver.ts', 'mysql', 'MySqlStore'],
+  ['Kysely (mysql, README snippet)', 'kysely.ts', 'mysql', 'KyselyStore', { KYSELY_SETUP: 'readme' }],
+  ['Kysely (mysql, pool given)', 'kysely.ts', 'mysql', 'KyselyStore', { KYSELY_SETUP: 'pool' }],
+  ['Drizzle (mysql2)', 'drizzle-mysql.ts', 'mysql', 'DrizzleStore'],
+  ['Knex (mysql2)', 'knex.ts', 'mysql', 'KnexStore'],
+  ['TypeORM (mariadb)', 'typeorm.ts', 'mysql', 'TypeOrmStore'],
+  ['Prisma (adapter-mariadb)', 'prisma.ts', 'mysql', 'PrismaStore'],
+  ['better-sqlite3', 'better-sqlite3.ts', 'sqlite', 'SqliteStore'],
+  ['Kysely (better-sqlite3)', 'kysely.ts', 'sqlite', 'KyselyStore'],
+]
+  .map(([client, file, db, store, env]) => ({ client, file, db, store, env }))
+  .filter((app) => only === undefined || only.some((name) => app.client.includes(name)));
 
 /** One connection per database for the driver's own reads and DDL, with the same three calls each. */
 async function openDatabases() {
