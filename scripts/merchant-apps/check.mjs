@@ -8,9 +8,9 @@
 // the right store. Exit 1 on two credits (outside a cell the store warned about at start-up), a lost
 // credit, a wrong store name or a crash. `--keep` leaves the app folder; MERCHANT_ONLY=mysql2,Knex runs
 // only the clients whose label contains one of those words; `--results <file>` judges a kept results.json.
-// Not part of `pnpm test`: a whole run took 5 min 47 s and 5 min 56 s on the shared 2-core machine, most of
-// it npm install (40-94 s) and compiling better-sqlite3 (150-181 s: its install script finds no prebuilt
-// binary where only the npm registry is reachable, and compiles SQLite from source).
+// Not part of `pnpm test`: three whole runs took 5 min 47 s to 6 min 58 s on the shared 2-core machine,
+// most of it npm install (40-94 s) and compiling better-sqlite3 (150-187 s: its install script finds no
+// prebuilt binary where only the npm registry is reachable, and compiles SQLite from source).
 // The env below is the one packages/test-kit's generatePrismaClient uses: this file runs on plain Node, which
 // cannot import test-kit's TypeScript sources.
 import { spawnSync } from 'node:child_process';
@@ -117,12 +117,13 @@ try {
     });
   }
 
+  const driveStarted = Date.now();
   const drive = spawnSync(process.execPath, ['drive.mjs'], {
     cwd: app,
     env: { ...process.env, MERCHANT_SUFFIX: suffix },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  timings.push(`merchant programs ${drive.status}`);
+  timings.push(`merchant programs ${((Date.now() - driveStarted) / 1000).toFixed(1)} s`);
   if (drive.status !== 0) {
     console.error('merchant apps: drive.mjs failed');
     process.exit(1);
