@@ -3,7 +3,8 @@ import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { sqliteDialect } from '@service-pay/sql/sqlite';
 import type { Kysely, Transaction } from 'kysely';
 
-export { OwnTransactionError } from '@service-pay/core/node';
+export { OwnTransactionError, WriteOutsideTransactionError } from '@service-pay/core/node';
+export { ConnectionHeldError } from '@service-pay/sql/clients/kysely';
 
 /**
  * Options of `KyselyStore` on SQLite.
@@ -28,9 +29,13 @@ export interface KyselyStoreOptions<DB> extends AutoMigrateOption {
  * in-progress (409) at once; in another process it waits up to the connection's `busy_timeout` for the
  * lock, then answers in-progress.
  *
- * The handler writes through `ctx.tx`: `db.transaction()` or `db.startTransaction()` on this `db` inside
- * `onPaymentPaid` throws `OwnTransactionError` (that transaction would commit even when the delivery
- * fails, and the retry would credit again).
+ * The handler reads and writes through `ctx.tx`. Inside `onPaymentPaid`, on the `db` given here,
+ * `db.transaction()` or `db.startTransaction()` is refused with `OwnTransactionError` (that transaction
+ * would commit even when the delivery fails, and the retry would credit again), a write with
+ * `WriteOutsideTransactionError`, and a read with `ConnectionHeldError` (`CONNECTION_HELD_BY_DELIVERY`):
+ * SQLite is one connection and the delivery's transaction holds it, so a query through `db` would wait for
+ * the delivery while the delivery waits for it (a write would then commit on its own after the delivery's
+ * deadline, and the retry would credit again).
  *
  * @example
  * ```ts
@@ -50,7 +55,7 @@ export interface KyselyStoreOptions<DB> extends AutoMigrateOption {
 export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
   constructor(options: KyselyStoreOptions<DB>) {
     const db = kyselyOption<DB>(options, 'KyselyStore', 'new Kysely<DB>({ dialect: new SqliteDialect(...) })');
-    const { client, scope } = kyselyClient(db, 'KyselyStore');
+    const { client, scope } = kyselyClient(db, 'KyselyStore', { oneConnection: true });
     super({
       store: 'KyselyStore',
       // Kysely's SQLite dialect is one connection: a delivery's transaction holds it.
