@@ -3,7 +3,7 @@ import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { sqliteDialect } from '@service-pay/sql/sqlite';
 import type { Kysely, Transaction } from 'kysely';
 
-export { OwnTransactionError, WriteOutsideTransactionError } from '@service-pay/core/node';
+export { OwnTransactionError } from '@service-pay/core/node';
 export { ConnectionHeldError } from '@service-pay/sql/clients/kysely';
 
 /**
@@ -29,13 +29,13 @@ export interface KyselyStoreOptions<DB> extends AutoMigrateOption {
  * in-progress (409) at once; in another process it waits up to the connection's `busy_timeout` for the
  * lock, then answers in-progress.
  *
- * The handler reads and writes through `ctx.tx`. Inside `onPaymentPaid`, on the `db` given here,
- * `db.transaction()` or `db.startTransaction()` is refused with `OwnTransactionError` (that transaction
- * would commit even when the delivery fails, and the retry would credit again), a write with
- * `WriteOutsideTransactionError`, and a read with `ConnectionHeldError` (`CONNECTION_HELD_BY_DELIVERY`):
- * SQLite is one connection and the delivery's transaction holds it, so a query through `db` would wait for
- * the delivery while the delivery waits for it (a write would then commit on its own after the delivery's
- * deadline, and the retry would credit again).
+ * The handler writes through `ctx.tx`. Inside `onPaymentPaid`, on the `db` given here, `db.transaction()`
+ * or `db.startTransaction()` is refused with `OwnTransactionError` (that transaction would commit even when
+ * the delivery fails, and the retry would credit again). Any other query through `db` runs in the
+ * delivery's transaction, as on the store's better-sqlite3 connection: SQLite is one connection and the
+ * delivery holds it, so left to Kysely the query would wait for the delivery while the delivery waits for
+ * it. `stream()` and `db.connection()`, which need the connection itself, are refused
+ * (`ConnectionHeldError`, `CONNECTION_HELD_BY_DELIVERY`).
  *
  * @example
  * ```ts

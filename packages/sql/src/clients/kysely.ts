@@ -9,8 +9,8 @@ export { ConnectionHeldError } from './kysely-guard.js';
  * Kysely, on any dialect: the delivery in `db.transaction().execute(...)`, the store's statements through
  * `executeQuery` of a raw compiled query. Inside a delivery of this store (`scope`), `db.transaction()` and
  * `db.startTransaction()` are refused (the handler's own transaction would commit apart from the delivery),
- * and so is a write through `db` beside `ctx.tx`, or any query through `db` on a database of one connection
- * (`oneConnection`: SQLite), which would wait for the delivery's own connection.
+ * and so is a write through `db` beside `ctx.tx`; on a database of one connection (`oneConnection`:
+ * SQLite) a query through `db` joins the delivery's transaction instead (see `guardKyselyExecutor`).
  *
  * @example
  * ```ts
@@ -24,13 +24,24 @@ export function kyselyClient<DB>(
 ): { client: SqlClient<Transaction<DB>>; scope: object } {
   const scope = {};
   const own = refuseOwnTransactions(db, ['transaction', 'startTransaction'], scope, store);
-  guardKyselyExecutor(db as Kysely<unknown>, scope, store, { oneConnection });
+  const held = guardKyselyExecutor(db as Kysely<unknown>, scope, store, { oneConnection });
   const run = async (executor: Kysely<DB>, statement: Statement) =>
     resultOf(await executor.executeQuery(CompiledQuery.raw(statement.sql, [...statement.values])));
   return {
     scope,
     client: {
-      transaction: (work) => own.transaction().execute(work),
+      transaction: oneConnection
+        ? // Noted while open, so a query of db sent during the delivery runs in it (see guardKyselyExecutor).
+          (work) =>
+            own.transaction().execute(async (tx) => {
+              held.tx = tx as Transaction<unknown>;
+              try {
+                return await work(tx);
+              } finally {
+                held.tx = undefined;
+              }
+            })
+        : (work) => own.transaction().execute(work),
       query: run,
       queryOutside: (statement) => run(db, statement),
       rawTextMethods: [],
