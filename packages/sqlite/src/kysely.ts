@@ -4,6 +4,7 @@ import { sqliteDialect } from '@service-pay/sql/sqlite';
 import type { Kysely, Transaction } from 'kysely';
 
 export { OwnTransactionError } from '@service-pay/core/node';
+export { ConnectionHeldError } from '@service-pay/sql/clients/kysely';
 
 /**
  * Options of `KyselyStore` on SQLite.
@@ -28,9 +29,13 @@ export interface KyselyStoreOptions<DB> extends AutoMigrateOption {
  * in-progress (409) at once; in another process it waits up to the connection's `busy_timeout` for the
  * lock, then answers in-progress.
  *
- * The handler writes through `ctx.tx`: `db.transaction()` or `db.startTransaction()` on this `db` inside
- * `onPaymentPaid` throws `OwnTransactionError` (that transaction would commit even when the delivery
- * fails, and the retry would credit again).
+ * The handler writes through `ctx.tx`. Inside `onPaymentPaid`, on the `db` given here, `db.transaction()`
+ * or `db.startTransaction()` is refused with `OwnTransactionError` (that transaction would commit even when
+ * the delivery fails, and the retry would credit again). Any other query through `db` runs in the
+ * delivery's transaction, as on the store's better-sqlite3 connection: SQLite is one connection and the
+ * delivery holds it, so left to Kysely the query would wait for the delivery while the delivery waits for
+ * it. `stream()` and `db.connection()`, which need the connection itself, are refused
+ * (`ConnectionHeldError`, `CONNECTION_HELD_BY_DELIVERY`).
  *
  * @example
  * ```ts
@@ -50,7 +55,7 @@ export interface KyselyStoreOptions<DB> extends AutoMigrateOption {
 export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
   constructor(options: KyselyStoreOptions<DB>) {
     const db = kyselyOption<DB>(options, 'KyselyStore', 'new Kysely<DB>({ dialect: new SqliteDialect(...) })');
-    const { client, scope } = kyselyClient(db, 'KyselyStore');
+    const { client, scope } = kyselyClient(db, 'KyselyStore', { oneConnection: true });
     super({
       store: 'KyselyStore',
       // Kysely's SQLite dialect is one connection: a delivery's transaction holds it.
