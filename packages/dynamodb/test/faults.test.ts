@@ -9,6 +9,7 @@ import { AppProcess, sleep } from '@service-pay/test-kit';
 import { type DynamoDbLocal, startDynamoDbLocal } from '@service-pay/test-kit/dynamodb';
 import {
   describeLost,
+  describeSlowest,
   FAULT_RETRY,
   type FaultMark,
   type InboxRow,
@@ -153,6 +154,11 @@ class Rig {
       statuses,
     };
     console.log(JSON.stringify(result));
+    const slowest = describeSlowest(
+      paymentIds.flatMap((id) => sim.deliveries({ paymentId: id })),
+      marks,
+    );
+    if (slowest !== '') console.log(slowest);
     const stderr = this.apps.map((app) => `[app on ${app.port}, stderr]\n${app.stderr.slice(-15).join('\n')}`);
     const diagnosis = result.double + result.lost > 0 ? [describeLost(lost, marks), ...stderr].join('\n') : '';
     if (diagnosis !== '') console.log(diagnosis);
@@ -183,10 +189,12 @@ describe('DynamoDbStore (transactional) under faults, 3 app processes sharing on
     const held = rig.createPayments(4, 'killed', sim);
     const others = rig.createPayments(12, 'beside-kill', sim);
     await rig.plan(held, 'hold');
+    // The held payments' retries start here, not at the kill: the wait for all four to hold counts too.
+    const marks: FaultMark[] = [{ what: 'held payments sent', at: Date.now() }];
     await rig.pay(held, 1, [victim.url], sim);
     await rig.pay(others, 2, undefined, sim);
     await victim.holdingAtLeast(held.length);
-    const marks: FaultMark[] = [{ what: 'app killed', at: Date.now() }];
+    marks.push({ what: 'app killed', at: Date.now() });
     await victim.kill();
     // The sender keeps retrying the dead app; it comes back on the same port, as a supervisor restarts it.
     rig.apps[2] = await AppProcess.start({ cwd: packageDir, env: rig.appEnv('c2', victim.port) });
