@@ -1,4 +1,4 @@
-import { SqlStore, sayUnguarded } from '@service-pay/sql';
+import { DB_WRITES_BESIDE_TX, type MySqlTableOptions, SqlStore, sayUnguarded } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import type { Kysely, Transaction } from 'kysely';
@@ -14,7 +14,7 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new MysqlDialect({ pool }) }) };
  * ```
  */
-export interface KyselyStoreOptions<DB> {
+export interface KyselyStoreOptions<DB> extends MySqlTableOptions {
   /** The app's `Kysely` instance on MySQL or MariaDB (`MysqlDialect`). */
   db: Kysely<DB>;
   /**
@@ -24,14 +24,6 @@ export interface KyselyStoreOptions<DB> {
    * refused, and the store says so once at construction.
    */
   pool?: object | undefined;
-  /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -65,25 +57,13 @@ export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
     const db = kyselyOption<DB>(options, 'KyselyStore', 'new Kysely<DB>({ dialect: new MysqlDialect(...) })');
     const { client, scope } = kyselyClient(db, 'KyselyStore');
     if (options.pool === undefined) {
-      sayUnguarded(
-        db,
-        'KyselyStore',
-        "writes through the app's db beside ctx.tx",
-        'pass the pool under your MysqlDialect as options.pool',
-      );
+      sayUnguarded(db, 'KyselyStore', DB_WRITES_BESIDE_TX, 'pass the pool under your MysqlDialect as options.pool');
     } else {
       const core = corePoolOf(options.pool);
       if (core === undefined)
         throw new TypeError('KyselyStore: options.pool must be the mysql2 pool under your MysqlDialect.');
       guardMysql2Pool(core, scope, 'KyselyStore');
     }
-    super({
-      store: 'KyselyStore',
-      client,
-      dialect: mysqlDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
-      scope,
-    });
+    super({ store: 'KyselyStore', client, dialect: mysqlDialect, options, scope });
   }
 }

@@ -1,4 +1,4 @@
-import { SqlStore, sayUnguarded } from '@service-pay/sql';
+import { DB_WRITES_BESIDE_TX, type PostgresTableOptions, SqlStore, sayUnguarded } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Kysely, Transaction } from 'kysely';
@@ -16,7 +16,7 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), pool };
  * ```
  */
-export interface KyselyStoreOptions<DB> {
+export interface KyselyStoreOptions<DB> extends PostgresTableOptions {
   /** The app's `Kysely` instance on PostgreSQL (`PostgresDialect`, or any dialect that speaks PostgreSQL). */
   db: Kysely<DB>;
   /**
@@ -29,14 +29,6 @@ export interface KyselyStoreOptions<DB> {
    * and the store says so once at construction.
    */
   pool?: { on: (...args: never[]) => unknown } | undefined;
-  /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -73,19 +65,13 @@ export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
     }
     const { client, scope } = kyselyClient(db, 'KyselyStore');
     if (options.pool === undefined) {
-      sayUnguarded(
-        db,
-        'KyselyStore',
-        "writes through the app's db beside ctx.tx",
-        'pass the Pool under your PostgresDialect as options.pool',
-      );
+      sayUnguarded(db, 'KyselyStore', DB_WRITES_BESIDE_TX, 'pass the Pool under your PostgresDialect as options.pool');
     } else guardPgPool(options.pool, scope, 'KyselyStore');
     super({
       store: 'KyselyStore',
       client,
       dialect: postgresDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
+      options,
       scope,
       describePool: options.pool === undefined ? undefined : () => describePgPool(options.pool),
     });

@@ -1,5 +1,5 @@
 import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
-import { type SqlClient, SqlStore } from '@service-pay/sql';
+import { type AutoMigrateOption, type SqlClient, SqlStore } from '@service-pay/sql';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Pool, PoolClient } from 'pg';
 import { nodePostgresClient } from './clients/node-postgres.js';
@@ -17,18 +17,12 @@ import { describePgPool, keepPoolErrorsFromCrashing } from './pool-errors.js';
  * const common: PostgresStoreCommonOptions = { tableName: 'billing.service_pay_inbox' };
  * ```
  */
-export interface PostgresStoreCommonOptions {
+export interface PostgresStoreCommonOptions extends AutoMigrateOption {
   /**
    * The inbox table, `name` or `schema.name` (plain identifiers, used exactly as given: they are quoted).
    * Default `service_pay_inbox`.
    */
   tableName?: string;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -126,8 +120,7 @@ class Store<Tx> extends SqlStore<Tx> {
       store: 'PostgresStore',
       client: clientOf(options, scope) as unknown as SqlClient<Tx>,
       dialect: postgresDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
+      options,
       scope,
       // The pool's counters, asked only once a begin timed out: a full pool is logged as such.
       describePool: pool === undefined ? undefined : () => describePgPool(pool),

@@ -1,5 +1,5 @@
 import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
-import { type SqlClient, SqlStore } from '@service-pay/sql';
+import { type AutoMigrateOption, type SqlClient, SqlStore } from '@service-pay/sql';
 import { sqliteDialect } from '@service-pay/sql/sqlite';
 import type { Database } from 'better-sqlite3';
 import { betterSqlite3Client } from './clients/better-sqlite3.js';
@@ -12,18 +12,12 @@ import { betterSqlite3Client } from './clients/better-sqlite3.js';
  * const common: SqliteStoreCommonOptions = { tableName: 'service_pay_inbox' };
  * ```
  */
-export interface SqliteStoreCommonOptions {
+export interface SqliteStoreCommonOptions extends AutoMigrateOption {
   /**
    * The inbox table, `name` or `schema.name` of an attached database (plain identifiers, used exactly as
    * given: they are quoted). Default `service_pay_inbox`.
    */
   tableName?: string;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -127,8 +121,7 @@ class Store<Tx> extends SqlStore<Tx> {
       // libsql's Database implements better-sqlite3's API: one client serves both.
       client: betterSqlite3Client(databaseOf(options) as unknown as Database, 'SqliteStore') as SqlClient<never>,
       dialect: sqliteDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
+      options,
       scope: {},
     });
   }

@@ -11,6 +11,45 @@ export interface DrizzleDatabaseLike {
 }
 
 /**
+ * What `DrizzleStore` uses of a Drizzle database, with the query type of the app's drizzle-orm
+ * (`SQLWrapper | string`): its interactive `transaction` and `execute`. Each dialect's package names it for
+ * its dialect (`DrizzlePgDatabase`, `DrizzleMySqlDatabase`).
+ *
+ * @example
+ * ```ts
+ * export interface DrizzlePgDatabase extends DrizzleDatabase<SQLWrapper | string> {}
+ * ```
+ */
+export interface DrizzleDatabase<Query> {
+  // biome-ignore lint/suspicious/noExplicitAny: Drizzle's transaction type is whatever the database says
+  transaction<T>(work: (tx: any) => Promise<T>, config?: any): Promise<T>;
+  execute(query: Query): PromiseLike<unknown>;
+}
+
+/**
+ * Checks that `options.db` is a Drizzle database (`example` shows how one is made) and one of the store's
+ * dialect (`dialect.is`; `dialect.which` says which, and where the others go), naming the store in the error.
+ *
+ * @example
+ * ```ts
+ * const db = drizzleOption<Db>(options, 'DrizzleStore', 'drizzle(pool)', { is: (value) => is(value, PgDatabase), which: 'on PostgreSQL' });
+ * ```
+ */
+export function drizzleOption<Db>(
+  options: unknown,
+  store: string,
+  example: string,
+  dialect: { is: (db: object) => boolean; which: string },
+): Db {
+  const db = (options as { db?: { transaction?: unknown } | null } | null)?.db;
+  if (db === null || typeof db !== 'object' || typeof db.transaction !== 'function') {
+    throw new TypeError(`${store}: options.db must be a Drizzle database (${example}).`);
+  }
+  if (!dialect.is(db)) throw new TypeError(`${store}: options.db must be a Drizzle database ${dialect.which}.`);
+  return db as Db;
+}
+
+/**
  * Drizzle ORM, on any of its dialects and drivers: the delivery in `db.transaction(...)`, the store's
  * statements through `execute`. `db.transaction()` is refused inside a delivery of this store (`scope`).
  *
