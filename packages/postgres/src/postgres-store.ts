@@ -1,5 +1,5 @@
-import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
-import { type AutoMigrateOption, type SqlClient, SqlStore } from '@service-pay/sql';
+import type { TransactionClaim } from '@service-pay/core';
+import { type AutoMigrateOption, type SqlClient, SqlStore, type SqlStoreApi } from '@service-pay/sql';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Pool, PoolClient } from 'pg';
 import { nodePostgresClient } from './clients/node-postgres.js';
@@ -91,10 +91,7 @@ export interface PostgresStoreConstructor {
  * } });
  * ```
  */
-export interface PostgresStore<Tx = PoolClient> extends TransactionalStore<Tx> {
-  readonly kind: 'transactional';
-  /** The inbox table's name as given (default `service_pay_inbox`). */
-  readonly tableName: string;
+export interface PostgresStore<Tx = PoolClient> extends SqlStoreApi<Tx> {
   /**
    * Opens a transaction holding `key`, or says why not: another transaction holds it (`in-progress`,
    * without waiting) or it was recorded before (`completed`, with the recorded fingerprint).
@@ -105,11 +102,6 @@ export interface PostgresStore<Tx = PoolClient> extends TransactionalStore<Tx> {
    * several processes run it at once (they take turns on an advisory lock). Run it once at start-up.
    */
   migrate(): Promise<void>;
-  /**
-   * Deletes inbox rows older than `olderThanMs`, in batches; resolves with how many. A pruned payment would
-   * be credited again if delivered again: keep rows longer than the sender retries and you reconcile.
-   */
-  prune(options: { olderThanMs: number }): Promise<number>;
 }
 
 class Store<Tx> extends SqlStore<Tx> {

@@ -25,7 +25,7 @@ export { oneConnection } from './one-connection.js';
 export { PendingQueries, QueryNotAwaitedError } from './pending-queries.js';
 export { IN_PROGRESS_RETRY_MS, milliseconds, PRUNE_BATCH, pruneAge } from './prune-age.js';
 export { INTERRUPT_GRACE_MS, ROLLBACK_GRACE_MS, rollBackInterrupting } from './rollback-escalation.js';
-export { type SqlBinding, SqlStore } from './sql-store.js';
+export { type SqlBinding, SqlStore, type SqlStoreApi } from './sql-store.js';
 export { type StatementKind, statementKind, statementRefusal } from './statement-kind.js';
 export {
   DEFAULT_TABLE_NAME,

@@ -40,6 +40,34 @@ export interface SqlBinding<Tx, Table extends { readonly name: string }> {
 }
 
 /**
+ * A SQL store as the app sees it, the type of `PostgresStore` and `SqliteStore`: core's transactional store
+ * with its table's name, `migrate()` and `prune()`. Each store's own type says how it takes a key and what
+ * its migration makes.
+ *
+ * @example
+ * ```ts
+ * export interface SqliteStore<Tx = Database> extends SqlStoreApi<Tx> {}
+ * ```
+ */
+export interface SqlStoreApi<Tx> extends TransactionalStore<Tx> {
+  readonly kind: 'transactional';
+  /** The inbox table's name as given (default `service_pay_inbox`). */
+  readonly tableName: string;
+  /**
+   * Opens a transaction holding `key`, or says why not: another delivery holds it (`in-progress`, without
+   * waiting) or it was recorded before (`completed`, with the recorded fingerprint).
+   */
+  begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>>;
+  /** Creates the inbox table and its indexes if they are missing; idempotent. Run it once at start-up. */
+  migrate(): Promise<void>;
+  /**
+   * Deletes inbox rows older than `olderThanMs`, in batches; resolves with how many. A pruned payment would
+   * be credited again if delivered again: keep rows longer than the sender retries and you reconcile.
+   */
+  prune(options: { olderThanMs: number }): Promise<number>;
+}
+
+/**
  * The transactional store on a client's own interactive transaction, for any dialect: each attempt runs
  * inside the client's transaction, held open (core's `holdTransaction`) until the pipeline commits or rolls
  * back, so `ctx.tx` is the client's transaction object and the shop's credit, written with its own ORM,

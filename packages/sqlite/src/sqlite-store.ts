@@ -1,5 +1,5 @@
-import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
-import { type AutoMigrateOption, type SqlClient, SqlStore } from '@service-pay/sql';
+import type { TransactionClaim } from '@service-pay/core';
+import { type AutoMigrateOption, type SqlClient, SqlStore, type SqlStoreApi } from '@service-pay/sql';
 import { sqliteDialect } from '@service-pay/sql/sqlite';
 import type { Database } from 'better-sqlite3';
 import { betterSqlite3Client } from './clients/better-sqlite3.js';
@@ -91,10 +91,7 @@ export interface SqliteStoreConstructor {
  * } });
  * ```
  */
-export interface SqliteStore<Tx = Database> extends TransactionalStore<Tx> {
-  readonly kind: 'transactional';
-  /** The inbox table's name as given (default `service_pay_inbox`). */
-  readonly tableName: string;
+export interface SqliteStore<Tx = Database> extends SqlStoreApi<Tx> {
   /**
    * Opens a transaction holding `key`, or says why not: the database is being written by another delivery
    * (`in-progress`, without waiting) or the key was recorded before (`completed`, with its fingerprint).
@@ -105,11 +102,6 @@ export interface SqliteStore<Tx = Database> extends TransactionalStore<Tx> {
    * processes run it at once. Run it once at start-up.
    */
   migrate(): Promise<void>;
-  /**
-   * Deletes inbox rows older than `olderThanMs`, in batches; resolves with how many. A pruned payment would
-   * be credited again if delivered again: keep rows longer than the sender retries and you reconcile.
-   */
-  prune(options: { olderThanMs: number }): Promise<number>;
 }
 
 const USAGE = "SqliteStore: pass { database } (a better-sqlite3 Database: new Database('shop.db')).";

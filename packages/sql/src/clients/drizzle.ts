@@ -1,6 +1,7 @@
 import { refuseOwnTransactions } from '@service-pay/core/node';
 import { type SQL, sql } from 'drizzle-orm';
 import { resultOf, type SqlClient, type Statement } from '../client.js';
+import { clientOption } from './option.js';
 
 /** What the store uses of a Drizzle database, on any dialect: its interactive `transaction` and `execute`. */
 export interface DrizzleDatabaseLike {
@@ -41,8 +42,8 @@ export function drizzleOption<Db>(
   example: string,
   dialect: { is: (db: object) => boolean; which: string },
 ): Db {
-  const db = (options as { db?: { transaction?: unknown } | null } | null)?.db;
-  if (db === null || typeof db !== 'object' || typeof db.transaction !== 'function') {
+  const db = clientOption<object>(options, 'db', ['transaction']);
+  if (db === undefined) {
     throw new TypeError(`${store}: options.db must be a Drizzle database (${example}).`);
   }
   if (!dialect.is(db)) throw new TypeError(`${store}: options.db must be a Drizzle database ${dialect.which}.`);

@@ -1,6 +1,7 @@
 import { refuseOwnTransactions } from '@service-pay/core/node';
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import { resultOf, type SqlClient, type Statement } from '../client.js';
+import { resultOf, runThrough, type SqlClient, type Statement } from '../client.js';
+import { clientOption } from './option.js';
 
 /**
  * Kysely, on any dialect: the delivery in `db.transaction().execute(...)`, the store's statements through
@@ -19,12 +20,7 @@ export function kyselyClient<DB>(db: Kysely<DB>, store: string): { client: SqlCl
     resultOf(await executor.executeQuery(CompiledQuery.raw(statement.sql, [...statement.values])));
   return {
     scope,
-    client: {
-      transaction: (work) => own.transaction().execute(work),
-      query: run,
-      queryOutside: (statement) => run(db, statement),
-      rawTextMethods: [],
-    },
+    client: runThrough<Transaction<DB>, Kysely<DB>>(db, run, (work) => own.transaction().execute(work), []),
   };
 }
 
@@ -37,13 +33,8 @@ export function kyselyClient<DB>(db: Kysely<DB>, store: string): { client: SqlCl
  * ```
  */
 export function kyselyOption<DB>(options: unknown, store: string, example: string): Kysely<DB> {
-  const db = (options as { db?: Kysely<DB> } | null)?.db;
-  if (
-    db === null ||
-    typeof db !== 'object' ||
-    typeof db.transaction !== 'function' ||
-    typeof db.selectFrom !== 'function'
-  ) {
+  const db = clientOption<Kysely<DB>>(options, 'db', ['transaction', 'selectFrom']);
+  if (db === undefined) {
     throw new TypeError(`${store}: options.db must be a Kysely instance (${example}).`);
   }
   if (db.isTransaction) throw new TypeError(`${store}: options.db is a Transaction; pass the app's Kysely instance.`);
