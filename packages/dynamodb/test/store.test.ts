@@ -8,14 +8,8 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import {
-  createWebhookHandler,
-  type PaymentPaidEvent,
-  PaymentRejectedError,
-  signWebhook,
-  type WebhookRequestHandler,
-} from '@service-pay/core';
-import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { type PaymentPaidEvent, PaymentRejectedError, type WebhookRequestHandler } from '@service-pay/core';
+import { samplePaymentPaidEvent, sendSigned, storeHandler } from '@service-pay/core/testing';
 import {
   DynamoDbStore,
   DynamoDbStoreError,
@@ -36,10 +30,7 @@ const endpoint = inject('dynamodbEndpoint');
 const inbox = uniqueTable('store_inbox');
 const credits = uniqueTable('store_credits');
 
-const send = (handle: WebhookRequestHandler, event: PaymentPaidEvent) => {
-  const { body, headers } = signWebhook({ event, secret: SECRET });
-  return handle({ method: 'POST', headers, rawBody: body });
-};
+const send = (handle: WebhookRequestHandler, event: PaymentPaidEvent) => sendSigned(handle, event, SECRET);
 const event = () => samplePaymentPaidEvent({ paymentId: `p_${randomUUID()}` });
 const creditPut = (paymentId: string) => ({
   TableName: credits,
@@ -52,14 +43,7 @@ describe('DynamoDbStore (transactional) behind the webhook handler', () => {
   const handler = (
     onPaymentPaid: (event: PaymentPaidEvent, tx: DynamoDbTransaction) => Promise<void>,
     handlerTimeoutMs?: number,
-  ) =>
-    createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: quiet,
-      ...(handlerTimeoutMs === undefined ? {} : { handlerTimeoutMs }),
-      onPaymentPaid: (e, ctx) => onPaymentPaid(e, ctx.tx),
-    });
+  ) => storeHandler({ store, secret: SECRET, logger: quiet, handlerTimeoutMs }, onPaymentPaid);
   const credited = (paymentId: string) => countItems(client, credits, paymentId);
   const record = async (paymentId: string) =>
     (

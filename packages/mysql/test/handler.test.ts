@@ -5,7 +5,7 @@ import {
   signWebhook,
   type WebhookRequest,
 } from '@service-pay/core';
-import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { latch, samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { expectFailedAttemptThenOneCredit, failsFirstAttempt } from '@service-pay/test-kit/credit-once';
 import type { Pool } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,29 +65,23 @@ describe('the handler with MySqlStore (MariaDB)', () => {
 
   it('answers 409 at once to a concurrent delivery of the same payment, then credits once', async () => {
     const event = samplePaymentPaidEvent();
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let entered: () => void = () => {};
-    const holding = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
+    const release = latch();
+    const entered = latch();
     const handle = createWebhookHandler({
       secret: SECRET,
       store,
       onPaymentPaid: async (paid, ctx) => {
         await ctx.tx.query(`insert into ${credits} (payment_id) values (?)`, [paid.paymentId]);
-        entered();
-        await held;
+        entered.open();
+        await release.opened;
       },
     });
     const first = handle(delivery(event, 1));
     // The first delivery holds the key (its handler runs) before the second arrives: no timing guess.
-    await holding;
+    await entered.opened;
     const second = await handle(delivery(event, 2));
     expect(second.status).toBe(409);
-    release();
+    release.open();
     expect((await first).status).toBe(200);
     expect(await creditsOf(event.paymentId)).toBe(1);
   });

@@ -7,7 +7,12 @@ import {
   type WebhookRequest,
 } from '@service-pay/core';
 import { OwnTransactionError } from '@service-pay/core/node';
-import { type ConformanceCase, samplePaymentPaidEvent, transactionalStoreConformance } from '@service-pay/core/testing';
+import {
+  type ConformanceCase,
+  latch,
+  samplePaymentPaidEvent,
+  transactionalStoreConformance,
+} from '@service-pay/core/testing';
 
 /** What the cases use of a store: the transactional seam, `migrate` and `prune`. */
 export type OrmStore<Tx> = TransactionalStore<Tx> & {
@@ -143,24 +148,18 @@ export function ormStoreCases<Tx>(client: () => OrmClient<Tx>, database: OrmData
       name: 'answers a delivery whose key another transaction holds at once (409), then credits once',
       run: async () => {
         const event = samplePaymentPaidEvent();
-        let release: () => void = () => {};
-        const gate = new Promise<void>((resolve) => {
-          release = resolve;
-        });
-        let entered: () => void = () => {};
-        const inside = new Promise<void>((resolve) => {
-          entered = resolve;
-        });
+        const release = latch();
+        const entered = latch();
         const handle = handler(async (paid, tx) => {
           await client().write(tx, paid.paymentId);
-          entered();
-          await gate;
+          entered.open();
+          await release.opened;
         });
         const first = handle(delivery(event, 1));
-        await inside;
+        await entered.opened;
         // Answered while the holder is parked (it is released only below): nothing waits for it.
         assert.equal((await handle(delivery(event, 2))).status, 409);
-        release();
+        release.open();
         assert.equal((await first).status, 200);
         assert.match((await handle(delivery(event, 3))).body, /duplicate/);
         assert.equal(await client().count(event.paymentId), 1);
