@@ -268,3 +268,35 @@ export function ormStoreCases<Tx>(client: () => OrmClient<Tx>, database: OrmData
     },
   ];
 }
+
+/**
+ * `ormStoreCases` on a client the suite opens itself: `open` before the cases (the runner's `beforeAll`),
+ * `close` after them (`afterAll`).
+ *
+ * @example
+ * ```ts
+ * const suite = ormStoreSuite(openKnex, { param: '$1', keyColumn: 'key', dropClaimSupport });
+ * beforeAll(suite.open);
+ * afterAll(suite.close);
+ * for (const c of suite.cases) it(c.name, c.run);
+ * ```
+ */
+export function ormStoreSuite<Tx>(
+  open: () => Promise<OrmClient<Tx>>,
+  database: OrmDatabase,
+): { open: () => Promise<void>; close: () => Promise<void>; cases: ConformanceCase[] } {
+  let opened: OrmClient<Tx> | undefined;
+  const client = () => {
+    if (opened === undefined) throw new Error('ormStoreSuite: the cases ran before open() (call it in beforeAll).');
+    return opened;
+  };
+  return {
+    open: async () => {
+      opened = await open();
+    },
+    close: async () => {
+      await opened?.close();
+    },
+    cases: ormStoreCases(client, database),
+  };
+}
