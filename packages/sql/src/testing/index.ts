@@ -1,5 +1,6 @@
 export { autoMigrateCases, type EmptyDatabaseSubject } from './auto-migrate-cases.js';
 export {
+  assertMissingInbox,
   beginFailures,
   type CreditingStore,
   creditOnce,
