@@ -12,4 +12,4 @@ export {
 } from './deliveries.js';
 export { type GuardCase, type GuardSubject, writeGuardCases } from './guard-cases.js';
 export { type OrmClient, type OrmDatabase, type OrmStore, ormStoreCases, ormStoreSuite } from './orm-store-cases.js';
-export { type RoundTripProxy, startRoundTripProxy, type WireProtocol } from './round-trip-proxy.js';
+export { proxyServerOf, type RoundTripProxy, startRoundTripProxy, type WireProtocol } from './round-trip-proxy.js';
