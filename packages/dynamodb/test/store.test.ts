@@ -254,6 +254,20 @@ describe('DynamoDbStore (transactional): commit failures, coded', () => {
   beforeAll(async () => {
     await createPkSkTable(client, marks);
   });
+  /** A fresh key claimed on a transactional store, and how its commit fails after `write` queued its writes. */
+  const commitFailure = async (write: (tx: DynamoDbTransaction, key: string) => void) => {
+    const store = new DynamoDbStore({ client, tableName: table, transactional: true });
+    const key = `k_${randomUUID()}`;
+    const claim = await store.begin(key, 'fp');
+    if (claim.state !== 'claimed') throw new Error('expected claimed');
+    write(claim.session.tx, key);
+    const error = await claim.session.commit(record).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await claim.session.rollback(error);
+    return { store, key, error: error as DynamoDbStoreError };
+  };
 
   it('a lease lost while the handler ran cancels the whole transaction (LEASE_LOST); the new holder commits', async () => {
     const store = new DynamoDbStore({ client, tableName: table, transactional: true, leaseMs: 150 });
@@ -282,42 +296,26 @@ describe('DynamoDbStore (transactional): commit failures, coded', () => {
   });
 
   it("a failed condition of the handler's own write: TRANSACTION_CONDITION_FAILED, nothing written, the key free", async () => {
-    const store = new DynamoDbStore({ client, tableName: table, transactional: true });
-    const key = `k_${randomUUID()}`;
-    const claim = await store.begin(key, 'fp');
-    if (claim.state !== 'claimed') throw new Error('expected claimed');
-    claim.session.tx.put({ TableName: marks, Item: { pk: { S: key }, sk: { S: 'a' } } });
-    claim.session.tx.conditionCheck({
-      TableName: marks,
-      Key: { pk: { S: key }, sk: { S: 'absent' } },
-      ConditionExpression: 'attribute_exists(pk)',
+    const { store, key, error } = await commitFailure((tx, key) => {
+      tx.put({ TableName: marks, Item: { pk: { S: key }, sk: { S: 'a' } } });
+      tx.conditionCheck({
+        TableName: marks,
+        Key: { pk: { S: key }, sk: { S: 'absent' } },
+        ConditionExpression: 'attribute_exists(pk)',
+      });
     });
-    const error = await claim.session.commit(record).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect((error as DynamoDbStoreError).code).toBe('TRANSACTION_CONDITION_FAILED');
-    expect((error as DynamoDbStoreError).reasons).toEqual([
-      expect.objectContaining({ index: 1, code: 'ConditionalCheckFailed' }),
-    ]);
-    await claim.session.rollback(error);
+    expect(error.code).toBe('TRANSACTION_CONDITION_FAILED');
+    expect(error.reasons).toEqual([expect.objectContaining({ index: 1, code: 'ConditionalCheckFailed' })]);
     expect(await countItems(client, marks, key)).toBe(0);
     expect((await store.begin(key, 'fp')).state).toBe('claimed');
   });
 
   it('two writes to one item: TRANSACTION_INVALID, nothing written', async () => {
-    const store = new DynamoDbStore({ client, tableName: table, transactional: true });
-    const key = `k_${randomUUID()}`;
-    const claim = await store.begin(key, 'fp');
-    if (claim.state !== 'claimed') throw new Error('expected claimed');
-    claim.session.tx.put({ TableName: marks, Item: { pk: { S: key }, sk: { S: 'same' } } });
-    claim.session.tx.put({ TableName: marks, Item: { pk: { S: key }, sk: { S: 'same' } } });
-    const error = await claim.session.commit(record).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect((error as DynamoDbStoreError).code).toBe('TRANSACTION_INVALID');
-    await claim.session.rollback(error);
+    const { key, error } = await commitFailure((tx, key) => {
+      tx.put({ TableName: marks, Item: { pk: { S: key }, sk: { S: 'same' } } });
+      tx.put({ TableName: marks, Item: { pk: { S: key }, sk: { S: 'same' } } });
+    });
+    expect(error.code).toBe('TRANSACTION_INVALID');
     expect(await countItems(client, marks, key)).toBe(0);
   });
 });
