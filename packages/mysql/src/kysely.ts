@@ -1,4 +1,4 @@
-import { SqlStore } from '@service-pay/sql';
+import { type MySqlTableOptions, SqlStore } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import type { Kysely, Transaction } from 'kysely';
@@ -14,7 +14,7 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new MysqlDialect({ pool }) }) };
  * ```
  */
-export interface KyselyStoreOptions<DB> {
+export interface KyselyStoreOptions<DB> extends MySqlTableOptions {
   /** The app's `Kysely` instance on MySQL or MariaDB (`MysqlDialect`). */
   db: Kysely<DB>;
   /**
@@ -24,14 +24,6 @@ export interface KyselyStoreOptions<DB> {
    * pool itself (`pool.query`, a connection of `pool.getConnection()`).
    */
   pool?: object | undefined;
-  /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -70,13 +62,6 @@ export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
         throw new TypeError('KyselyStore: options.pool must be the mysql2 pool under your MysqlDialect.');
       guardMysql2Pool(core, scope, 'KyselyStore');
     }
-    super({
-      store: 'KyselyStore',
-      client,
-      dialect: mysqlDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
-      scope,
-    });
+    super({ store: 'KyselyStore', client, dialect: mysqlDialect, options, scope });
   }
 }

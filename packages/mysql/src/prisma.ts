@@ -1,5 +1,5 @@
 import type { PrismaLike, PrismaTransaction } from '@service-pay/sql';
-import { SqlStore, sayUnguarded } from '@service-pay/sql';
+import { type MySqlTableOptions, SqlStore, sayUnguarded } from '@service-pay/sql';
 import { prismaClient, prismaOption } from '@service-pay/sql/clients/prisma';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 
@@ -15,7 +15,7 @@ export type { PrismaLike, PrismaTransaction };
  * const options: PrismaStoreOptions<typeof prisma> = { prisma, transactionTimeoutMs: 60_000 };
  * ```
  */
-export interface PrismaStoreOptions<Client extends PrismaLike> {
+export interface PrismaStoreOptions<Client extends PrismaLike> extends MySqlTableOptions {
   /** The app's `PrismaClient` on MySQL or MariaDB. */
   prisma: Client;
   /**
@@ -26,14 +26,6 @@ export interface PrismaStoreOptions<Client extends PrismaLike> {
   transactionTimeoutMs?: number | undefined;
   /** How long a delivery may wait for one of Prisma's connections (its `maxWait`); default 5 000. */
   maxWaitMs?: number | undefined;
-  /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -77,13 +69,6 @@ export class PrismaStore<Client extends PrismaLike> extends SqlStore<PrismaTrans
       "writes through the app's prisma beside ctx.tx (prisma.$transaction is refused)",
       'write through ctx.tx only',
     );
-    super({
-      store: 'PrismaStore',
-      client,
-      dialect: mysqlDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
-      scope,
-    });
+    super({ store: 'PrismaStore', client, dialect: mysqlDialect, options, scope });
   }
 }

@@ -1,4 +1,4 @@
-import { SqlStore } from '@service-pay/sql';
+import { type PostgresTableOptions, SqlStore } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Kysely, Transaction } from 'kysely';
@@ -16,7 +16,7 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), pool };
  * ```
  */
-export interface KyselyStoreOptions<DB> {
+export interface KyselyStoreOptions<DB> extends PostgresTableOptions {
   /** The app's `Kysely` instance on PostgreSQL (`PostgresDialect`, or any dialect that speaks PostgreSQL). */
   db: Kysely<DB>;
   /**
@@ -28,14 +28,6 @@ export interface KyselyStoreOptions<DB> {
    * client of `pool.connect()`). Writes and transactions through `db` are refused either way.
    */
   pool?: { on: (...args: never[]) => unknown } | undefined;
-  /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -77,8 +69,7 @@ export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
       store: 'KyselyStore',
       client,
       dialect: postgresDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
+      options,
       scope,
       describePool: options.pool === undefined ? undefined : () => describePgPool(options.pool),
     });

@@ -1,19 +1,15 @@
 import { guardTransaction, type HeldTransaction, type InboxRecord, type TransactionSession } from '@service-pay/core';
 import { type DeliveryGuard, openDelivery, outsideDelivery } from '@service-pay/core/node';
-import type { SqlClient } from './client.js';
-import type { Interruption, SqlDialect } from './dialect.js';
+import type { Interruption } from './dialect.js';
 import { PendingQueries } from './pending-queries.js';
 import { rollBackInterrupting } from './rollback-escalation.js';
+import type { SqlBinding } from './sql-store.js';
 import { endedError, nestedTransactionError } from './transaction-errors.js';
 
-/** Everything a held session needs to know about the store that opened it. */
-export interface HeldSessionContext<Tx, Table extends { readonly name: string }> {
-  readonly store: string;
-  readonly client: SqlClient<Tx>;
-  readonly dialect: SqlDialect<Table>;
+/** Everything a held session needs to know about the store that opened it: its binding, and its table checked. */
+export interface HeldSessionContext<Tx, Table extends { readonly name: string }>
+  extends Pick<SqlBinding<Tx, Table>, 'store' | 'client' | 'dialect' | 'scope'> {
   readonly table: Table;
-  /** Names this store's deliveries for the own-transaction guard (`refuseOwnTransactions`). */
-  readonly scope: object;
   /** Sends an interruption from another connection of the client's pool. */
   readonly interrupt: (how: Interruption) => Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { type AutoMigrateOption, oneConnection, SqlStore } from '@service-pay/sql';
+import { oneConnection, type SqliteTableOptions, SqlStore } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { sqliteDialect } from '@service-pay/sql/sqlite';
 import type { Kysely, Transaction } from 'kysely';
@@ -14,11 +14,9 @@ export { ConnectionHeldError } from '@service-pay/sql/clients/kysely';
  * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
  * ```
  */
-export interface KyselyStoreOptions<DB> extends AutoMigrateOption {
+export interface KyselyStoreOptions<DB> extends SqliteTableOptions {
   /** The app's `Kysely` instance on SQLite (`SqliteDialect` on a better-sqlite3 `Database`). */
   db: Kysely<DB>;
-  /** `name` or `schema.name` of an attached database; default `service_pay_inbox`. */
-  tableName?: string | undefined;
 }
 
 /**
@@ -61,8 +59,7 @@ export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
       // Kysely's SQLite dialect is one connection: a delivery's transaction holds it.
       client: oneConnection(client, db),
       dialect: sqliteDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
+      options,
       scope,
     });
   }

@@ -1,7 +1,8 @@
 import { refuseOwnTransactions } from '@service-pay/core/node';
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import { resultOf, type SqlClient, type Statement } from '../client.js';
+import { resultOf, runThrough, type SqlClient, type Statement } from '../client.js';
 import { guardKyselyExecutor } from './kysely-guard.js';
+import { clientOption } from './option.js';
 
 export { ConnectionHeldError } from './kysely-guard.js';
 
@@ -29,8 +30,10 @@ export function kyselyClient<DB>(
     resultOf(await executor.executeQuery(CompiledQuery.raw(statement.sql, [...statement.values])));
   return {
     scope,
-    client: {
-      transaction: oneConnection
+    client: runThrough<Transaction<DB>, Kysely<DB>>(
+      db,
+      run,
+      oneConnection
         ? // Noted while open, so a query of db sent during the delivery runs in it (see guardKyselyExecutor).
           (work) =>
             own.transaction().execute(async (tx) => {
@@ -42,10 +45,8 @@ export function kyselyClient<DB>(
               }
             })
         : (work) => own.transaction().execute(work),
-      query: run,
-      queryOutside: (statement) => run(db, statement),
-      rawTextMethods: [],
-    },
+      [],
+    ),
   };
 }
 
@@ -58,13 +59,8 @@ export function kyselyClient<DB>(
  * ```
  */
 export function kyselyOption<DB>(options: unknown, store: string, example: string): Kysely<DB> {
-  const db = (options as { db?: Kysely<DB> } | null)?.db;
-  if (
-    db === null ||
-    typeof db !== 'object' ||
-    typeof db.transaction !== 'function' ||
-    typeof db.selectFrom !== 'function'
-  ) {
+  const db = clientOption<Kysely<DB>>(options, 'db', ['transaction', 'selectFrom']);
+  if (db === undefined) {
     throw new TypeError(`${store}: options.db must be a Kysely instance (${example}).`);
   }
   if (db.isTransaction) throw new TypeError(`${store}: options.db is a Transaction; pass the app's Kysely instance.`);

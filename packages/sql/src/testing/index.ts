@@ -1,5 +1,6 @@
 export { autoMigrateCases, type EmptyDatabaseSubject } from './auto-migrate-cases.js';
 export {
+  assertMissingInbox,
   beginFailures,
   type CreditingStore,
   creditOnce,
@@ -10,5 +11,5 @@ export {
   roundTripCases,
 } from './deliveries.js';
 export { type GuardCase, type GuardSubject, writeGuardCases } from './guard-cases.js';
-export { type OrmClient, type OrmDatabase, type OrmStore, ormStoreCases } from './orm-store-cases.js';
-export { type RoundTripProxy, startRoundTripProxy, type WireProtocol } from './round-trip-proxy.js';
+export { type OrmClient, type OrmDatabase, type OrmStore, ormStoreCases, ormStoreSuite } from './orm-store-cases.js';
+export { proxyServerOf, type RoundTripProxy, startRoundTripProxy, type WireProtocol } from './round-trip-proxy.js';
