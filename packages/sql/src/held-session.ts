@@ -72,9 +72,11 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     const unfinished = await this.#pending.settle();
     if (this.#ended) throw endedError(store); // rolled back meanwhile (the commit's deadline)
     this.#ended = true;
+    // The handler's mistake, like a guard's refusal: `refusal()` tells the pipeline so.
+    if (unfinished !== undefined) void this.#delivery.refuse(unfinished);
     // A refusal the handler caught, or never awaited, still fails the delivery: nothing is recorded and the
     // sender's retry runs it again.
-    const failure = this.#delivery.end() ?? unfinished;
+    const failure = this.#delivery.end();
     if (failure !== undefined) {
       await this.held.rollback().catch(() => {}); // a failed rollback: the client closes the connection
       throw failure;
