@@ -60,6 +60,6 @@ it('SIGKILLs an app while its handlers work, the sender retrying for 25 s: 0 los
   });
 
   expect(writtenBeforeKill).toBe(0); // killed mid-handler, before any write
-  expect(figures.lost, `never credited: ${some(figures.lostIds)}`).toBe(0);
+  expect(figures.lost, `never credited:\n${figures.lostWhy}`).toBe(0);
   expect(figures.double, `credited twice: ${some(figures.doubleIds)}`).toBe(0);
 });

@@ -1,4 +1,33 @@
-import { type CancellationReason, DynamoDbStoreError } from './errors.js';
+import { type CancellationReason, DynamoDbStoreError, type DynamoDbStoreErrorCode } from './errors.js';
+
+// The messages two cancellation reasons each share.
+function throttled(at: string): string {
+  return `DynamoDB throttled the transaction${at}; nothing was written.`;
+}
+
+function cancelled(at: string): string {
+  return `DynamoDB cancelled the transaction${at}; nothing was written.`;
+}
+
+function refused(at: string): string {
+  return `DynamoDB refused a write${at}; nothing was written.`;
+}
+
+/** How a cancellation reason of a `ctx.tx` write is coded, and its message (`at` names the write). */
+const CANCELLATIONS: Record<string, readonly [DynamoDbStoreErrorCode, (at: string) => string]> = {
+  ConditionalCheckFailed: [
+    'TRANSACTION_CONDITION_FAILED',
+    (at) => `a condition of the handler's writes failed${at}; nothing was written.`,
+  ],
+  TransactionConflict: [
+    'TRANSACTION_CONFLICT',
+    (at) => `another request was writing the same item${at}; nothing was written, the retry runs it again.`,
+  ],
+  ThrottlingError: ['TRANSACTION_THROTTLED', throttled],
+  ProvisionedThroughputExceeded: ['TRANSACTION_THROTTLED', throttled],
+  ValidationError: ['TRANSACTION_INVALID', refused],
+  ItemCollectionSizeLimitExceeded: ['TRANSACTION_INVALID', refused],
+};
 
 /**
  * A failed commit, coded: DynamoDB's `TransactionCanceledException` says per item why (`None` for the
@@ -33,38 +62,6 @@ export function explainCommitFailure(error: unknown, recordIndex: number): unkno
   }
   const first = reasons.find((r) => r.index !== recordIndex) ?? record;
   const at = first === undefined ? '' : ` (ctx.tx write #${first.index}${first.message ? `: ${first.message}` : ''})`;
-  switch (first?.code) {
-    case 'ConditionalCheckFailed':
-      return new DynamoDbStoreError(
-        'TRANSACTION_CONDITION_FAILED',
-        `a condition of the handler's writes failed${at}; nothing was written.`,
-        options,
-      );
-    case 'TransactionConflict':
-      return new DynamoDbStoreError(
-        'TRANSACTION_CONFLICT',
-        `another request was writing the same item${at}; nothing was written, the retry runs it again.`,
-        options,
-      );
-    case 'ThrottlingError':
-    case 'ProvisionedThroughputExceeded':
-      return new DynamoDbStoreError(
-        'TRANSACTION_THROTTLED',
-        `DynamoDB throttled the transaction${at}; nothing was written.`,
-        options,
-      );
-    case 'ValidationError':
-    case 'ItemCollectionSizeLimitExceeded':
-      return new DynamoDbStoreError(
-        'TRANSACTION_INVALID',
-        `DynamoDB refused a write${at}; nothing was written.`,
-        options,
-      );
-    default:
-      return new DynamoDbStoreError(
-        'TRANSACTION_CANCELED',
-        `DynamoDB cancelled the transaction${at}; nothing was written.`,
-        options,
-      );
-  }
+  const [code, message] = CANCELLATIONS[first?.code ?? ''] ?? ['TRANSACTION_CANCELED', cancelled];
+  return new DynamoDbStoreError(code, message(at), options);
 }

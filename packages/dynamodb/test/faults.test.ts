@@ -2,12 +2,24 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CreateTableCommand, type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, type DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStore } from '@service-pay/dynamodb';
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
 import { AppProcess, sleep } from '@service-pay/test-kit';
 import { type DynamoDbLocal, startDynamoDbLocal } from '@service-pay/test-kit/dynamodb';
-import { pay, senderTally } from '@service-pay/test-kit/fault-rows';
+import {
+  describeLost,
+  describeSlowest,
+  FAULT_RETRY,
+  type FaultMark,
+  type InboxRow,
+  lostKinds,
+  lostPayments,
+  pay,
+  RESTART_RETRY,
+  senderTally,
+  slowestAck,
+} from '@service-pay/test-kit/fault-rows';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorClient } from './support/clients.js';
 import { countItems, createPkSkTable } from './support/tables.js';
@@ -30,6 +42,8 @@ class Rig {
   emulator!: DynamoDbLocal;
   client!: DynamoDBClient;
   sim!: Simulator;
+  /** Row b's sender: the killed app's restart is not on the fast clock (RESTART_RETRY says why). */
+  restartSim!: Simulator;
   apps: AppProcess[] = [];
 
   constructor(private readonly options: { dbPath?: string; baseDelayMs: number }) {}
@@ -64,9 +78,10 @@ class Rig {
     this.sim = await startSimulator({
       merchants: [this.merchant],
       // The spec's 8 attempts with doubling backoff: from 0.2 s, about 25 s of retries in all.
-      retry: { maxAttempts: 8, baseDelayMs: this.options.baseDelayMs, factor: 2, timeoutMs: 5_000 },
+      retry: { ...FAULT_RETRY, baseDelayMs: this.options.baseDelayMs },
       seed: 20261125,
     });
+    this.restartSim = await startSimulator({ merchants: [this.merchant], retry: RESTART_RETRY, seed: 20261126 });
     this.apps = await Promise.all(
       ['a', 'b', 'c'].map((name) => AppProcess.start({ cwd: packageDir, env: this.appEnv(name) })),
     );
@@ -75,20 +90,20 @@ class Rig {
   async stop(): Promise<void> {
     await Promise.all(this.apps.map((app) => app.stop()));
     await this.sim?.stop();
+    await this.restartSim?.stop();
     this.client?.destroy();
     await this.emulator?.stop();
   }
 
   /** Pays with `deliveries` simultaneous deliveries each, rotated over the apps (or `urls`). */
-  pay(paymentIds: string[], deliveries: number, urls = this.apps.map((a) => a.url)): Promise<void> {
-    return pay(this.sim, paymentIds, deliveries, urls);
+  pay(paymentIds: string[], deliveries: number, urls = this.apps.map((a) => a.url), sim = this.sim): Promise<void> {
+    return pay(sim, paymentIds, deliveries, urls);
   }
 
-  createPayments(count: number, label: string): string[] {
+  createPayments(count: number, label: string, sim = this.sim): string[] {
     return Array.from(
       { length: count },
-      (_, i) =>
-        this.sim.createPayment({ orderNo: `${label}-${i}-${Date.now()}`, notifyUrl: this.apps[0]!.url }).paymentId,
+      (_, i) => sim.createPayment({ orderNo: `${label}-${i}-${Date.now()}`, notifyUrl: this.apps[0]!.url }).paymentId,
     );
   }
 
@@ -100,22 +115,54 @@ class Rig {
     }
   }
 
-  /** Counts credits per payment and the sender's attempts, prints one JSON line, and returns it. */
-  async figures(scenario: string, paymentIds: string[]) {
-    await this.sim.waitForIdle({ timeoutMs: 150_000 });
-    const counts = await Promise.all(paymentIds.map((id) => countItems(this.client, CREDITS_TABLE, id)));
-    const { attempts, codes, statuses } = senderTally(this.sim, paymentIds);
+  /** The store's completed record of each payment (the inbox row it commits with the credit), if any. */
+  async inbox(paymentIds: string[]): Promise<Map<string, InboxRow[]>> {
+    const rows = new Map<string, InboxRow[]>();
+    for (const id of paymentIds) {
+      const { Item: item } = await this.client.send(
+        new GetItemCommand({ TableName: STORE_TABLE, Key: { pk: { S: `payment.paid:${id}` } }, ConsistentRead: true }),
+      );
+      if (item?.st?.S === 'done') {
+        rows.set(id, [{ outcome: item.outcome?.S ?? '?', deliveryId: item.deliveryId?.S ?? null }]);
+      }
+    }
+    return rows;
+  }
+
+  /**
+   * Counts credits per payment and the sender's attempts, prints one JSON line and, for each payment
+   * without a credit, why (the sender's attempts against the fault's `marks`, the store's record) with the
+   * apps' last stderr lines; returns it all.
+   */
+  async figures(scenario: string, paymentIds: string[], marks: FaultMark[] = [], sim = this.sim) {
+    await sim.waitForIdle({ timeoutMs: 150_000 });
+    const counted = await Promise.all(paymentIds.map((id) => countItems(this.client, CREDITS_TABLE, id)));
+    const counts = new Map(paymentIds.map((id, i) => [id, counted[i] as number]));
+    const lostIds = paymentIds.filter((id) => counts.get(id) === 0);
+    const inbox = lostIds.length === 0 ? new Map() : await this.inbox(lostIds);
+    const lost = lostPayments(paymentIds, counts, (id) => sim.deliveries({ paymentId: id }), inbox);
+    const { attempts, codes, statuses } = senderTally(sim, paymentIds);
     const result = {
       scenario,
       payments: paymentIds.length,
-      double: counts.filter((n) => n > 1).length,
-      lost: counts.filter((n) => n === 0).length,
+      double: counted.filter((n) => n > 1).length,
+      lost: lost.length,
+      lostKinds: lostKinds(lost),
       attempts,
+      slowestAck: slowestAck(paymentIds.flatMap((id) => sim.deliveries({ paymentId: id }))),
+      ...(marks.length > 1 ? { faultMs: (marks.at(-1)?.at ?? 0) - (marks[0]?.at ?? 0) } : {}),
       statuses,
     };
     console.log(JSON.stringify(result));
-    if (result.double + result.lost > 0) for (const app of this.apps) console.log(app.stderr.slice(-15).join('\n'));
-    return { ...result, codes };
+    const slowest = describeSlowest(
+      paymentIds.flatMap((id) => sim.deliveries({ paymentId: id })),
+      marks,
+    );
+    if (slowest !== '') console.log(slowest);
+    const stderr = this.apps.map((app) => `[app on ${app.port}, stderr]\n${app.stderr.slice(-15).join('\n')}`);
+    const diagnosis = result.double + result.lost > 0 ? [describeLost(lost, marks), ...stderr].join('\n') : '';
+    if (diagnosis !== '') console.log(diagnosis);
+    return { ...result, codes, diagnosis };
   }
 }
 
@@ -128,7 +175,7 @@ describe('DynamoDbStore (transactional) under faults, 3 app processes sharing on
     const ids = rig.createPayments(40, 'simultaneous');
     await rig.pay(ids, 5);
     const f = await rig.figures('a. 5 simultaneous deliveries x 3 processes', ids);
-    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+    expect({ double: f.double, lost: f.lostKinds }, f.diagnosis).toEqual({ double: 0, lost: {} });
     // No app died on the way (an unhandled rejection of a failed request would end the process).
     expect(rig.apps.every((app) => app.alive)).toBe(true);
     // The race was real: deliveries found the payment held by another process and were answered 409.
@@ -137,17 +184,23 @@ describe('DynamoDbStore (transactional) under faults, 3 app processes sharing on
 
   it('b. an app SIGKILLed while its handler holds the key with the credit queued: 0 double, 0 lost', async () => {
     const victim = rig.apps[2] as AppProcess;
-    const held = rig.createPayments(4, 'killed');
-    const others = rig.createPayments(12, 'beside-kill');
+    // The held payments are retried only at the killed app's port: their retries must outlast its restart.
+    const sim = rig.restartSim;
+    const held = rig.createPayments(4, 'killed', sim);
+    const others = rig.createPayments(12, 'beside-kill', sim);
     await rig.plan(held, 'hold');
-    await rig.pay(held, 1, [victim.url]);
-    await rig.pay(others, 2);
+    // The held payments' retries start here, not at the kill: the wait for all four to hold counts too.
+    const marks: FaultMark[] = [{ what: 'held payments sent', at: Date.now() }];
+    await rig.pay(held, 1, [victim.url], sim);
+    await rig.pay(others, 2, undefined, sim);
     await victim.holdingAtLeast(held.length);
+    marks.push({ what: 'app killed', at: Date.now() });
     await victim.kill();
     // The sender keeps retrying the dead app; it comes back on the same port, as a supervisor restarts it.
     rig.apps[2] = await AppProcess.start({ cwd: packageDir, env: rig.appEnv('c2', victim.port) });
-    const f = await rig.figures('b. app SIGKILLed mid-handler', [...held, ...others]);
-    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+    marks.push({ what: 'app listening again', at: Date.now() });
+    const f = await rig.figures('b. app SIGKILLed mid-handler', [...held, ...others], marks, sim);
+    expect({ double: f.double, lost: f.lostKinds }, f.diagnosis).toEqual({ double: 0, lost: {} });
     // No app died on the way (an unhandled rejection of a failed request would end the process).
     expect(rig.apps.every((app) => app.alive)).toBe(true);
   }, 150_000);
@@ -159,11 +212,13 @@ describe('DynamoDbStore (transactional) under faults, 3 app processes sharing on
     await rig.pay(slow, 2);
     await rig.pay(others, 2);
     await Promise.race(rig.apps.map((app) => app.holdingAtLeast(1)));
+    const marks: FaultMark[] = [{ what: 'paused', at: Date.now() }];
     rig.emulator.pause();
     await sleep(7_000);
     rig.emulator.resume();
-    const f = await rig.figures('c. DynamoDB Local SIGSTOPped 7 s', [...slow, ...others]);
-    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+    marks.push({ what: 'resumed', at: Date.now() });
+    const f = await rig.figures('c. DynamoDB Local SIGSTOPped 7 s', [...slow, ...others], marks);
+    expect({ double: f.double, lost: f.lostKinds }, f.diagnosis).toEqual({ double: 0, lost: {} });
     // No app died on the way (an unhandled rejection of a failed request would end the process).
     expect(rig.apps.every((app) => app.alive)).toBe(true);
   }, 150_000);
@@ -173,7 +228,7 @@ describe('DynamoDbStore (transactional) under faults, 3 app processes sharing on
     await rig.plan(hung, 'hang');
     await rig.pay(hung, 1);
     const f = await rig.figures('e. handler past its deadline', hung);
-    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+    expect({ double: f.double, lost: f.lostKinds }, f.diagnosis).toEqual({ double: 0, lost: {} });
     // No app died on the way (an unhandled rejection of a failed request would end the process).
     expect(rig.apps.every((app) => app.alive)).toBe(true);
     expect(f.codes.filter((c) => c === 'HANDLER_TIMEOUT')).toHaveLength(hung.length);
@@ -202,11 +257,13 @@ describe('DynamoDbStore (transactional): the emulator SIGKILLed and restarted wi
     await rig.pay(others, 2);
     await Promise.race(rig.apps.map((app) => app.holdingAtLeast(1)));
     const port = rig.emulator.port;
+    const marks: FaultMark[] = [{ what: 'killed', at: Date.now() }];
     await rig.emulator.kill();
     await sleep(1_000);
     rig.emulator = await startDynamoDbLocal({ dbPath, port });
-    const f = await rig.figures('d. DynamoDB Local SIGKILLed and restarted', [...slow, ...others]);
-    expect({ double: f.double, lost: f.lost }).toEqual({ double: 0, lost: 0 });
+    marks.push({ what: 'answering again', at: Date.now() });
+    const f = await rig.figures('d. DynamoDB Local SIGKILLed and restarted', [...slow, ...others], marks);
+    expect({ double: f.double, lost: f.lostKinds }, f.diagnosis).toEqual({ double: 0, lost: {} });
     // No app died on the way (an unhandled rejection of a failed request would end the process).
     expect(rig.apps.every((app) => app.alive)).toBe(true);
   }, 240_000);

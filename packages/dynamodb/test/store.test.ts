@@ -8,14 +8,8 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import {
-  createWebhookHandler,
-  type PaymentPaidEvent,
-  PaymentRejectedError,
-  signWebhook,
-  type WebhookRequestHandler,
-} from '@service-pay/core';
-import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { type PaymentPaidEvent, PaymentRejectedError, type WebhookRequestHandler } from '@service-pay/core';
+import { samplePaymentPaidEvent, sendSigned, storeHandler } from '@service-pay/core/testing';
 import {
   DynamoDbStore,
   DynamoDbStoreError,
@@ -36,10 +30,7 @@ const endpoint = inject('dynamodbEndpoint');
 const inbox = uniqueTable('store_inbox');
 const credits = uniqueTable('store_credits');
 
-const send = (handle: WebhookRequestHandler, event: PaymentPaidEvent) => {
-  const { body, headers } = signWebhook({ event, secret: SECRET });
-  return handle({ method: 'POST', headers, rawBody: body });
-};
+const send = (handle: WebhookRequestHandler, event: PaymentPaidEvent) => sendSigned(handle, event, SECRET);
 const event = () => samplePaymentPaidEvent({ paymentId: `p_${randomUUID()}` });
 const creditPut = (paymentId: string) => ({
   TableName: credits,
@@ -52,14 +43,7 @@ describe('DynamoDbStore (transactional) behind the webhook handler', () => {
   const handler = (
     onPaymentPaid: (event: PaymentPaidEvent, tx: DynamoDbTransaction) => Promise<void>,
     handlerTimeoutMs?: number,
-  ) =>
-    createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: quiet,
-      ...(handlerTimeoutMs === undefined ? {} : { handlerTimeoutMs }),
-      onPaymentPaid: (e, ctx) => onPaymentPaid(e, ctx.tx),
-    });
+  ) => storeHandler({ store, secret: SECRET, logger: quiet, handlerTimeoutMs }, onPaymentPaid);
   const credited = (paymentId: string) => countItems(client, credits, paymentId);
   const record = async (paymentId: string) =>
     (
@@ -270,6 +254,20 @@ describe('DynamoDbStore (transactional): commit failures, coded', () => {
   beforeAll(async () => {
     await createPkSkTable(client, marks);
   });
+  /** A fresh key claimed on a transactional store, and how its commit fails after `write` queued its writes. */
+  const commitFailure = async (write: (tx: DynamoDbTransaction, key: string) => void) => {
+    const store = new DynamoDbStore({ client, tableName: table, transactional: true });
+    const key = `k_${randomUUID()}`;
+    const claim = await store.begin(key, 'fp');
+    if (claim.state !== 'claimed') throw new Error('expected claimed');
+    write(claim.session.tx, key);
+    const error = await claim.session.commit(record).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await claim.session.rollback(error);
+    return { store, key, error: error as DynamoDbStoreError };
+  };
 
   it('a lease lost while the handler ran cancels the whole transaction (LEASE_LOST); the new holder commits', async () => {
     const store = new DynamoDbStore({ client, tableName: table, transactional: true, leaseMs: 150 });
@@ -298,42 +296,26 @@ describe('DynamoDbStore (transactional): commit failures, coded', () => {
   });
 
   it("a failed condition of the handler's own write: TRANSACTION_CONDITION_FAILED, nothing written, the key free", async () => {
-    const store = new DynamoDbStore({ client, tableName: table, transactional: true });
-    const key = `k_${randomUUID()}`;
-    const claim = await store.begin(key, 'fp');
-    if (claim.state !== 'claimed') throw new Error('expected claimed');
-    claim.session.tx.put({ TableName: marks, Item: { pk: { S: key }, sk: { S: 'a' } } });
-    claim.session.tx.conditionCheck({
-      TableName: marks,
-      Key: { pk: { S: key }, sk: { S: 'absent' } },
-      ConditionExpression: 'attribute_exists(pk)',
+    const { store, key, error } = await commitFailure((tx, key) => {
+      tx.put({ TableName: marks, Item: { pk: { S: key }, sk: { S: 'a' } } });
+      tx.conditionCheck({
+        TableName: marks,
+        Key: { pk: { S: key }, sk: { S: 'absent' } },
+        ConditionExpression: 'attribute_exists(pk)',
+      });
     });
-    const error = await claim.session.commit(record).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect((error as DynamoDbStoreError).code).toBe('TRANSACTION_CONDITION_FAILED');
-    expect((error as DynamoDbStoreError).reasons).toEqual([
-      expect.objectContaining({ index: 1, code: 'ConditionalCheckFailed' }),
-    ]);
-    await claim.session.rollback(error);
+    expect(error.code).toBe('TRANSACTION_CONDITION_FAILED');
+    expect(error.reasons).toEqual([expect.objectContaining({ index: 1, code: 'ConditionalCheckFailed' })]);
     expect(await countItems(client, marks, key)).toBe(0);
     expect((await store.begin(key, 'fp')).state).toBe('claimed');
   });
 
   it('two writes to one item: TRANSACTION_INVALID, nothing written', async () => {
-    const store = new DynamoDbStore({ client, tableName: table, transactional: true });
-    const key = `k_${randomUUID()}`;
-    const claim = await store.begin(key, 'fp');
-    if (claim.state !== 'claimed') throw new Error('expected claimed');
-    claim.session.tx.put({ TableName: marks, Item: { pk: { S: key }, sk: { S: 'same' } } });
-    claim.session.tx.put({ TableName: marks, Item: { pk: { S: key }, sk: { S: 'same' } } });
-    const error = await claim.session.commit(record).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect((error as DynamoDbStoreError).code).toBe('TRANSACTION_INVALID');
-    await claim.session.rollback(error);
+    const { key, error } = await commitFailure((tx, key) => {
+      tx.put({ TableName: marks, Item: { pk: { S: key }, sk: { S: 'same' } } });
+      tx.put({ TableName: marks, Item: { pk: { S: key }, sk: { S: 'same' } } });
+    });
+    expect(error.code).toBe('TRANSACTION_INVALID');
     expect(await countItems(client, marks, key)).toBe(0);
   });
 });

@@ -1,11 +1,30 @@
-import { SqlStore, sayUnguarded } from '@service-pay/sql';
-import { drizzleClient } from '@service-pay/sql/clients/drizzle';
+import {
+  DB_WRITES_BESIDE_TX,
+  type DrizzleDatabase,
+  type MySqlTableOptions,
+  SqlStore,
+  sayUnguarded,
+} from '@service-pay/sql';
+import { drizzleClient, drizzleOption } from '@service-pay/sql/clients/drizzle';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import { is, type SQLWrapper } from 'drizzle-orm';
 import { MySqlDatabase } from 'drizzle-orm/mysql-core';
 import { corePoolOf, guardMysql2Pool } from './clients/mysql2-pool-guard.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
+
+/**
+ * Options of `DrizzleStore` on MySQL and MariaDB.
+ *
+ * @example
+ * ```ts
+ * const options: DrizzleStoreOptions<typeof db> = { db: drizzle({ client: pool }) };
+ * ```
+ */
+export interface DrizzleStoreOptions<Db extends DrizzleMySqlDatabase> extends MySqlTableOptions {
+  /** The app's Drizzle database on MySQL or MariaDB (`drizzle({ client: pool })` of `drizzle-orm/mysql2`). */
+  db: Db;
+}
 
 /**
  * What `DrizzleStore` uses of a Drizzle database on MySQL or MariaDB (`drizzle-orm/mysql2`): its
@@ -17,11 +36,7 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const db: DrizzleMySqlDatabase = drizzle({ client: pool });
  * ```
  */
-export interface DrizzleMySqlDatabase {
-  // biome-ignore lint/suspicious/noExplicitAny: Drizzle's transaction type is whatever the database says
-  transaction<T>(work: (tx: any) => Promise<T>, config?: any): Promise<T>;
-  execute(query: SQLWrapper | string): PromiseLike<unknown>;
-}
+export interface DrizzleMySqlDatabase extends DrizzleDatabase<SQLWrapper | string> {}
 
 /**
  * The transaction object a Drizzle database hands its `transaction` callback: `ctx.tx`.
@@ -32,27 +47,6 @@ export interface DrizzleMySqlDatabase {
  * ```
  */
 export type DrizzleTransaction<Db extends DrizzleMySqlDatabase> = Parameters<Parameters<Db['transaction']>[0]>[0];
-
-/**
- * Options of `DrizzleStore` on MySQL and MariaDB.
- *
- * @example
- * ```ts
- * const options: DrizzleStoreOptions<typeof db> = { db: drizzle({ client: pool }) };
- * ```
- */
-export interface DrizzleStoreOptions<Db extends DrizzleMySqlDatabase> {
-  /** The app's Drizzle database on MySQL or MariaDB (`drizzle({ client: pool })` of `drizzle-orm/mysql2`). */
-  db: Db;
-  /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
-}
 
 /**
  * The transactional store on Drizzle ORM with MySQL or MariaDB: each delivery runs inside Drizzle's own
@@ -82,29 +76,16 @@ export interface DrizzleStoreOptions<Db extends DrizzleMySqlDatabase> {
  */
 export class DrizzleStore<Db extends DrizzleMySqlDatabase> extends SqlStore<DrizzleTransaction<Db>> {
   constructor(options: DrizzleStoreOptions<Db>) {
-    const db = (options as Partial<DrizzleStoreOptions<Db>> | null)?.db;
-    if (db === null || typeof db !== 'object' || typeof db.transaction !== 'function') {
-      throw new TypeError('DrizzleStore: options.db must be a Drizzle database (drizzle({ client: pool })).');
-    }
-    if (!is(db, MySqlDatabase)) {
-      throw new TypeError(
-        'DrizzleStore: options.db must be a Drizzle database on MySQL or MariaDB (drizzle-orm/mysql2); for ' +
-          'PostgreSQL use @service-pay/postgres/drizzle.',
-      );
-    }
+    const db = drizzleOption<Db>(options, 'DrizzleStore', 'drizzle({ client: pool })', {
+      is: (value) => is(value, MySqlDatabase),
+      which: 'on MySQL or MariaDB (drizzle-orm/mysql2); for PostgreSQL use @service-pay/postgres/drizzle',
+    });
     const { client, scope } = drizzleClient<DrizzleTransaction<Db>>(db, 'DrizzleStore');
     // The app's writes beside ctx.tx are refused on the mysql2 pool under the database (public as db.$client).
     const core = corePoolOf((db as { $client?: unknown }).$client);
     if (core === undefined) {
-      sayUnguarded(db, 'DrizzleStore', "writes through the app's db beside ctx.tx", 'or build db on a mysql2 pool');
+      sayUnguarded(db, 'DrizzleStore', DB_WRITES_BESIDE_TX, 'or build db on a mysql2 pool');
     } else guardMysql2Pool(core, scope, 'DrizzleStore');
-    super({
-      store: 'DrizzleStore',
-      client,
-      dialect: mysqlDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
-      scope,
-    });
+    super({ store: 'DrizzleStore', client, dialect: mysqlDialect, options, scope });
   }
 }

@@ -1,4 +1,4 @@
-import { SqlStore } from '@service-pay/sql';
+import { type MySqlTableOptions, SqlStore } from '@service-pay/sql';
 import { knexClient, knexOption } from '@service-pay/sql/clients/knex';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import type { Knex } from 'knex';
@@ -14,17 +14,9 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const options: KnexStoreOptions = { knex: knex({ client: 'mysql2', connection: process.env.DATABASE_URL }) };
  * ```
  */
-export interface KnexStoreOptions {
+export interface KnexStoreOptions extends MySqlTableOptions {
   /** The app's Knex instance on MySQL or MariaDB (`client: 'mysql2'`). */
   knex: Knex;
-  /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -51,13 +43,6 @@ export class KnexStore extends SqlStore<Knex.Transaction> {
   constructor(options: KnexStoreOptions) {
     const knex = knexOption(options, 'KnexStore', ['mysql', 'mysql2'], "client: 'mysql2'");
     const { client, scope } = knexClient(knex, 'KnexStore');
-    super({
-      store: 'KnexStore',
-      client,
-      dialect: mysqlDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
-      scope,
-    });
+    super({ store: 'KnexStore', client, dialect: mysqlDialect, options, scope });
   }
 }

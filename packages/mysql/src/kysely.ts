@@ -1,4 +1,4 @@
-import { SqlStore, sayUnguarded } from '@service-pay/sql';
+import { type MySqlTableOptions, SqlStore } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import type { Kysely, Transaction } from 'kysely';
@@ -14,24 +14,16 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new MysqlDialect({ pool }) }) };
  * ```
  */
-export interface KyselyStoreOptions<DB> {
+export interface KyselyStoreOptions<DB> extends MySqlTableOptions {
   /** The app's `Kysely` instance on MySQL or MariaDB (`MysqlDialect`). */
   db: Kysely<DB>;
   /**
-   * The mysql2 pool under your `MysqlDialect` (Kysely does not say which it is). Given, a write or a
-   * transaction the handler sends through `db` or the pool beside `ctx.tx` during a delivery is refused
-   * (`WriteOutsideTransactionError`, `OwnTransactionError`). Without it only `db.transaction()` is
-   * refused, and the store says so once at construction.
+   * The mysql2 pool under your `MysqlDialect` (Kysely does not say which it is). A write or a transaction
+   * the handler sends through `db` beside `ctx.tx` during a delivery is refused either way
+   * (`WriteOutsideTransactionError`, `OwnTransactionError`); given the pool, so is one sent through the
+   * pool itself (`pool.query`, a connection of `pool.getConnection()`).
    */
   pool?: object | undefined;
-  /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -41,9 +33,9 @@ export interface KyselyStoreOptions<DB> {
  * waiting (409 at once for a concurrent delivery, in any process) as a row lock that ends with the
  * transaction: nothing session-scoped ever goes back to the pool.
  *
- * Inside `onPaymentPaid`, `db.transaction()` (or `db.startTransaction()`) on the `db` given here throws
- * `OwnTransactionError`: a transaction of the handler's own would commit its credit even when the
- * delivery fails, and the sender's retry would credit again. Use `ctx.tx`.
+ * Inside `onPaymentPaid`, `db.transaction()` (or `db.startTransaction()`) on the `db` given here is refused
+ * with `OwnTransactionError`, and a write through `db` with `WriteOutsideTransactionError`: either would
+ * commit its credit even when the delivery fails, and the sender's retry would credit again. Use `ctx.tx`.
  *
  * @example
  * ```ts
@@ -63,27 +55,13 @@ export interface KyselyStoreOptions<DB> {
 export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
   constructor(options: KyselyStoreOptions<DB>) {
     const db = kyselyOption<DB>(options, 'KyselyStore', 'new Kysely<DB>({ dialect: new MysqlDialect(...) })');
-    const { client, scope } = kyselyClient(db, 'KyselyStore');
-    if (options.pool === undefined) {
-      sayUnguarded(
-        db,
-        'KyselyStore',
-        "writes through the app's db beside ctx.tx",
-        'pass the pool under your MysqlDialect as options.pool',
-      );
-    } else {
+    const { client, scope } = kyselyClient(db, 'KyselyStore', { oneConnection: false });
+    if (options.pool !== undefined) {
       const core = corePoolOf(options.pool);
       if (core === undefined)
         throw new TypeError('KyselyStore: options.pool must be the mysql2 pool under your MysqlDialect.');
       guardMysql2Pool(core, scope, 'KyselyStore');
     }
-    super({
-      store: 'KyselyStore',
-      client,
-      dialect: mysqlDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
-      scope,
-    });
+    super({ store: 'KyselyStore', client, dialect: mysqlDialect, options, scope });
   }
 }

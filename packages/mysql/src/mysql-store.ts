@@ -1,4 +1,4 @@
-import { SqlStore } from '@service-pay/sql';
+import { type MySqlTableOptions, SqlStore } from '@service-pay/sql';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { mysql2Client } from './clients/mysql2.js';
@@ -13,17 +13,9 @@ import { corePoolOf, guardMysql2Pool } from './clients/mysql2-pool-guard.js';
  * const options: MySqlStoreOptions = { pool: mysql.createPool(process.env.DATABASE_URL!) };
  * ```
  */
-export interface MySqlStoreOptions {
+export interface MySqlStoreOptions extends MySqlTableOptions {
   /** A mysql2 promise pool. Each delivery holds one of its connections for its transaction. */
   pool: Pool;
-  /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -70,13 +62,6 @@ export class MySqlStore extends SqlStore<PoolConnection> {
     const scope = {};
     const core = corePoolOf(pool);
     if (core !== undefined) guardMysql2Pool(core, scope, 'MySqlStore');
-    super({
-      store: 'MySqlStore',
-      client,
-      dialect: mysqlDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
-      scope,
-    });
+    super({ store: 'MySqlStore', client, dialect: mysqlDialect, options, scope });
   }
 }

@@ -1,5 +1,5 @@
 import type { PrismaLike, PrismaTransaction } from '@service-pay/sql';
-import { SqlStore } from '@service-pay/sql';
+import { type MySqlTableOptions, SqlStore } from '@service-pay/sql';
 import { guardPrismaPool, prismaClient, prismaOption } from '@service-pay/sql/clients/prisma';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import {
@@ -21,7 +21,7 @@ export type { MariaDbPoolLike, PrismaLike, PrismaTransaction };
  * const options: PrismaStoreOptions<typeof prisma> = { prisma, transactionTimeoutMs: 60_000 };
  * ```
  */
-export interface PrismaStoreOptions<Client extends PrismaLike> {
+export interface PrismaStoreOptions<Client extends PrismaLike> extends MySqlTableOptions {
   /** The app's `PrismaClient` on MySQL or MariaDB. */
   prisma: Client;
   /**
@@ -40,14 +40,6 @@ export interface PrismaStoreOptions<Client extends PrismaLike> {
   transactionTimeoutMs?: number | undefined;
   /** How long a delivery may wait for one of Prisma's connections (its `maxWait`); default 5 000. */
   maxWaitMs?: number | undefined;
-  /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -98,8 +90,7 @@ export class PrismaStore<Client extends PrismaLike> extends SqlStore<PrismaTrans
       store: 'PrismaStore',
       client,
       dialect: mysqlDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
+      options,
       scope,
       describePool: pool === undefined ? undefined : () => describeMariaDbPool(pool),
     });

@@ -1,4 +1,4 @@
-import { SqlStore, sayUnguarded } from '@service-pay/sql';
+import { type MySqlTableOptions, SqlStore, sayUnguarded } from '@service-pay/sql';
 import { typeOrmClient, typeOrmOption } from '@service-pay/sql/clients/typeorm';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -14,17 +14,9 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const options: TypeOrmStoreOptions = { dataSource }; // new DataSource({ type: 'mysql', ... }), initialized
  * ```
  */
-export interface TypeOrmStoreOptions {
+export interface TypeOrmStoreOptions extends MySqlTableOptions {
   /** The app's initialized `DataSource` on MySQL or MariaDB (`type: 'mysql'` or `'mariadb'`). */
   dataSource: DataSource;
-  /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -62,13 +54,6 @@ export class TypeOrmStore extends SqlStore<EntityManager> {
         );
       } else guardMysql2Pool(core, scope, 'TypeOrmStore');
     });
-    super({
-      store: 'TypeOrmStore',
-      client,
-      dialect: mysqlDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
-      scope,
-    });
+    super({ store: 'TypeOrmStore', client, dialect: mysqlDialect, options, scope });
   }
 }

@@ -1,13 +1,7 @@
-import {
-  createWebhookHandler,
-  type PaymentPaidEvent,
-  PaymentRejectedError,
-  signWebhook,
-  type WebhookRequest,
-} from '@service-pay/core';
-import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { type PaymentPaidEvent, PaymentRejectedError, signWebhook, type WebhookRequest } from '@service-pay/core';
+import { latch, samplePaymentPaidEvent, storeHandler } from '@service-pay/core/testing';
 import { expectFailedAttemptThenOneCredit, failsFirstAttempt } from '@service-pay/test-kit/credit-once';
-import type { Pool } from 'mysql2/promise';
+import type { Pool, PoolConnection } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
 import { openPool, uniqueName } from './support/database.js';
@@ -17,6 +11,7 @@ import { openPool, uniqueName } from './support/database.js';
  * table WITHOUT a unique constraint (a second credit would show).
  */
 const SECRET = 'whsec_mysql_handler_tests_0123456789';
+const quiet = { warn: () => {}, error: () => {} };
 let pool: Pool;
 let store: MySqlStore;
 const inbox = uniqueName('inbox');
@@ -30,6 +25,14 @@ function delivery(event: PaymentPaidEvent, attempt: number): WebhookRequest {
 async function creditsOf(paymentId: string): Promise<number> {
   const [rows] = await pool.query(`select count(*) as n from ${credits} where payment_id = ?`, [paymentId]);
   return Number((rows as Array<{ n: number }>)[0]?.n);
+}
+
+/** A handler that writes the credit through ctx.tx, then does `then` (throw, park, reject, outlive its deadline). */
+function handler(then: (tx: PoolConnection) => unknown, handlerTimeoutMs?: number) {
+  return storeHandler<PoolConnection>({ store, secret: SECRET, logger: quiet, handlerTimeoutMs }, async (paid, tx) => {
+    await tx.query(`insert into ${credits} (payment_id) values (?)`, [paid.paymentId]);
+    await then(tx);
+  });
 }
 
 beforeAll(async () => {
@@ -48,15 +51,7 @@ describe('the handler with MySqlStore (MariaDB)', () => {
   it('credits once: a throw after the credit rolls it back, the retry credits, a third delivery is a duplicate', async () => {
     const event = samplePaymentPaidEvent();
     const failing = failsFirstAttempt('fails after writing its credit');
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: { warn: () => {}, error: () => {} },
-      onPaymentPaid: async (paid, ctx) => {
-        await ctx.tx.query(`insert into ${credits} (payment_id) values (?)`, [paid.paymentId]);
-        failing.afterCredit();
-      },
-    });
+    const handle = handler(() => failing.afterCredit());
     await expectFailedAttemptThenOneCredit(
       (attempt) => handle(delivery(event, attempt)),
       () => creditsOf(event.paymentId),
@@ -65,42 +60,26 @@ describe('the handler with MySqlStore (MariaDB)', () => {
 
   it('answers 409 at once to a concurrent delivery of the same payment, then credits once', async () => {
     const event = samplePaymentPaidEvent();
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let entered: () => void = () => {};
-    const holding = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      onPaymentPaid: async (paid, ctx) => {
-        await ctx.tx.query(`insert into ${credits} (payment_id) values (?)`, [paid.paymentId]);
-        entered();
-        await held;
-      },
+    const release = latch();
+    const entered = latch();
+    const handle = handler(async () => {
+      entered.open();
+      await release.opened;
     });
     const first = handle(delivery(event, 1));
     // The first delivery holds the key (its handler runs) before the second arrives: no timing guess.
-    await holding;
+    await entered.opened;
     const second = await handle(delivery(event, 2));
     expect(second.status).toBe(409);
-    release();
+    release.open();
     expect((await first).status).toBe(200);
     expect(await creditsOf(event.paymentId)).toBe(1);
   });
 
   it('keeps a rejection: the handler writes roll back, the rejected row commits, later deliveries are duplicates', async () => {
     const event = samplePaymentPaidEvent();
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      onPaymentPaid: async (paid, ctx) => {
-        await ctx.tx.query(`insert into ${credits} (payment_id) values (?)`, [paid.paymentId]);
-        throw new PaymentRejectedError('order cancelled');
-      },
+    const handle = handler(() => {
+      throw new PaymentRejectedError('order cancelled');
     });
     expect((await handle(delivery(event, 1))).status).toBe(200);
     expect((await handle(delivery(event, 2))).body).toContain('duplicate');
@@ -114,17 +93,10 @@ describe('the handler with MySqlStore (MariaDB)', () => {
   it('rolls back a handler past its deadline, inside a statement, and credits once on the retry', async () => {
     const event = samplePaymentPaidEvent();
     let calls = 0;
-    const handle = createWebhookHandler({
-      secret: SECRET,
-      store,
-      handlerTimeoutMs: 300,
-      logger: { warn: () => {}, error: () => {} },
-      onPaymentPaid: async (paid, ctx) => {
-        calls += 1;
-        await ctx.tx.query(`insert into ${credits} (payment_id) values (?)`, [paid.paymentId]);
-        if (calls === 1) await ctx.tx.query('select sleep(10)');
-      },
-    });
+    const handle = handler(async (tx) => {
+      calls += 1;
+      if (calls === 1) await tx.query('select sleep(10)');
+    }, 300);
     expect((await handle(delivery(event, 1))).status).toBe(500);
     expect((await handle(delivery(event, 2))).status).toBe(200);
     expect(await creditsOf(event.paymentId)).toBe(1);

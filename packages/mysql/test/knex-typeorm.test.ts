@@ -1,3 +1,4 @@
+import type { TransactionalStore } from '@service-pay/core';
 import { type TransactionalWrites, transactionalStoreConformance } from '@service-pay/core/testing';
 import { creditOnce, deliveryRoundTrips, startRoundTripProxy } from '@service-pay/sql/testing';
 import knexFactory, { type Knex } from 'knex';
@@ -34,6 +35,14 @@ function inbox(): string {
   return name;
 }
 
+/** Inside a delivery of `store`, `own` (the client's own transaction) is refused, naming ctx.tx. */
+async function expectOwnTransactionRefused(store: TransactionalStore<unknown>, own: () => Promise<unknown>) {
+  const claim = await store.begin(`own:${Math.random()}`, 'fp');
+  if (claim.state !== 'claimed' || claim.session.run === undefined) throw new Error('expected a claim');
+  await expect(claim.session.run(own)).rejects.toThrow(/ctx\.tx/);
+  await claim.session.rollback(new Error('done'));
+}
+
 describe('KnexStore on MariaDB', () => {
   let knex: Knex;
   const tableName = inbox();
@@ -51,13 +60,8 @@ describe('KnexStore on MariaDB', () => {
   };
   for (const c of transactionalStoreConformance(() => new KnexStore({ knex, tableName }), writes)) it(c.name, c.run);
 
-  it("refuses the client's own transaction inside a delivery", async () => {
-    const store = new KnexStore({ knex, tableName });
-    const claim = await store.begin(`own:${Math.random()}`, 'fp');
-    if (claim.state !== 'claimed' || claim.session.run === undefined) throw new Error('expected a claim');
-    await expect(claim.session.run(async () => knex.transaction(async () => {}))).rejects.toThrow(/ctx\.tx/);
-    await claim.session.rollback(new Error('done'));
-  });
+  it("refuses the client's own transaction inside a delivery", () =>
+    expectOwnTransactionRefused(new KnexStore({ knex, tableName }), () => knex.transaction(async () => {})));
 });
 
 describe('TypeOrmStore on MariaDB', () => {
@@ -80,13 +84,10 @@ describe('TypeOrmStore on MariaDB', () => {
     it(c.name, c.run);
   }
 
-  it("refuses the client's own transaction inside a delivery", async () => {
-    const store = new TypeOrmStore({ dataSource, tableName });
-    const claim = await store.begin(`own:${Math.random()}`, 'fp');
-    if (claim.state !== 'claimed' || claim.session.run === undefined) throw new Error('expected a claim');
-    await expect(claim.session.run(async () => dataSource.transaction(async () => {}))).rejects.toThrow(/ctx\.tx/);
-    await claim.session.rollback(new Error('done'));
-  });
+  it("refuses the client's own transaction inside a delivery", () =>
+    expectOwnTransactionRefused(new TypeOrmStore({ dataSource, tableName }), () =>
+      dataSource.transaction(async () => {}),
+    ));
 });
 
 describe('round trips of Knex and TypeORM on MariaDB, counted by the server', () => {

@@ -1,4 +1,4 @@
-import { ormStoreCases } from '@service-pay/sql/testing';
+import { ormStoreSuite } from '@service-pay/sql/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { ORM_CLIENTS, type OrmClient } from './support/orm-clients.js';
 
@@ -6,16 +6,13 @@ import { ORM_CLIENTS, type OrmClient } from './support/orm-clients.js';
 // case list.
 for (const open of ORM_CLIENTS) {
   describe(`ORM store (${open.name.replace(/Client$/, '')}) on MariaDB`, () => {
-    let client: OrmClient<never>;
-    beforeAll(async () => {
-      client = (await open()) as OrmClient<never>;
-    });
-    afterAll(() => client?.close());
-    const cases = ormStoreCases(() => client, {
+    const suite = ormStoreSuite(open as () => Promise<OrmClient<never>>, {
       param: '?',
       keyColumn: '`key`',
       dropClaimSupport: (c) => c.rows(`drop table ${c.inbox}_keys`),
     });
-    for (const c of cases) it(c.name, c.run);
+    beforeAll(suite.open);
+    afterAll(suite.close);
+    for (const c of suite.cases) it(c.name, c.run);
   });
 }

@@ -1,9 +1,4 @@
-import {
-  ormRoundTripSubject,
-  type RoundTripSubject,
-  roundTripCases,
-  startRoundTripProxy,
-} from '@service-pay/sql/testing';
+import { ormRoundTripSubject, proxyServerOf, type RoundTripSubject, roundTripCases } from '@service-pay/sql/testing';
 import type { PoolConnection } from 'mysql2/promise';
 import { afterAll, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
@@ -16,11 +11,8 @@ import { MySqlStore } from '../src/index.js';
 // see the README), never more.
 const LIMIT = { fresh: 5, duplicate: 3 };
 
-const target = new URL(process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test');
-const proxy = await startRoundTripProxy('mysql', Number(target.port || 3306));
-target.port = String(proxy.port);
 // The clients below read MYSQL_URL when their modules load: every connection goes through the proxy.
-process.env.MYSQL_URL = target.toString();
+const proxy = await proxyServerOf('mysql', 'MYSQL_URL', 'mysql://root@127.0.0.1:3306/test');
 const { ORM_CLIENTS } = await import('./support/orm-clients.js');
 const { openPool, uniqueName } = await import('./support/database.js');
 

@@ -1,5 +1,11 @@
-import { SqlStore, sayUnguarded } from '@service-pay/sql';
-import { drizzleClient } from '@service-pay/sql/clients/drizzle';
+import {
+  DB_WRITES_BESIDE_TX,
+  type DrizzleDatabase,
+  type PostgresTableOptions,
+  SqlStore,
+  sayUnguarded,
+} from '@service-pay/sql';
+import { drizzleClient, drizzleOption } from '@service-pay/sql/clients/drizzle';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import { is, type SQLWrapper } from 'drizzle-orm';
 import { PgDatabase } from 'drizzle-orm/pg-core';
@@ -19,11 +25,7 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const db: DrizzlePgDatabase = drizzle(pool);
  * ```
  */
-export interface DrizzlePgDatabase {
-  // biome-ignore lint/suspicious/noExplicitAny: Drizzle's transaction type is whatever the database says
-  transaction<T>(work: (tx: any) => Promise<T>, config?: any): Promise<T>;
-  execute(query: SQLWrapper | string): PromiseLike<unknown>;
-}
+export interface DrizzlePgDatabase extends DrizzleDatabase<SQLWrapper | string> {}
 
 /**
  * The transaction object a Drizzle database hands its `transaction` callback: `ctx.tx`.
@@ -43,17 +45,9 @@ export type DrizzleTransaction<Db extends DrizzlePgDatabase> = Parameters<Parame
  * const options: DrizzleStoreOptions<typeof db> = { db: drizzle(pool) };
  * ```
  */
-export interface DrizzleStoreOptions<Db extends DrizzlePgDatabase> {
+export interface DrizzleStoreOptions<Db extends DrizzlePgDatabase> extends PostgresTableOptions {
   /** The app's Drizzle database on PostgreSQL (`drizzle(pool)`, `drizzle(postgresJsSql)`, ...). */
   db: Db;
-  /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -83,16 +77,11 @@ export interface DrizzleStoreOptions<Db extends DrizzlePgDatabase> {
  */
 export class DrizzleStore<Db extends DrizzlePgDatabase> extends SqlStore<DrizzleTransaction<Db>> {
   constructor(options: DrizzleStoreOptions<Db>) {
-    const db = (options as Partial<DrizzleStoreOptions<Db>> | null)?.db;
-    if (db === null || typeof db !== 'object' || typeof db.transaction !== 'function') {
-      throw new TypeError('DrizzleStore: options.db must be a Drizzle database (drizzle(pool)).');
-    }
-    if (!is(db, PgDatabase)) {
-      throw new TypeError(
-        'DrizzleStore: options.db must be a Drizzle database on PostgreSQL (drizzle-orm/node-postgres, ' +
-          'drizzle-orm/postgres-js, ...); for MySQL and SQLite see the README.',
-      );
-    }
+    const db = drizzleOption<Db>(options, 'DrizzleStore', 'drizzle(pool)', {
+      is: (value) => is(value, PgDatabase),
+      which:
+        'on PostgreSQL (drizzle-orm/node-postgres, drizzle-orm/postgres-js, ...); for MySQL and SQLite see the README',
+    });
     // On a node-postgres pool, a connection dropping under a delivery (PostgreSQL restarted, a deadline's
     // backend ended) must fail that delivery, not crash the app: see pool-errors.ts.
     const pool = (db as { $client?: unknown }).$client;
@@ -101,19 +90,12 @@ export class DrizzleStore<Db extends DrizzlePgDatabase> extends SqlStore<Drizzle
     // The app's writes beside ctx.tx are refused on the client under the database (public as db.$client).
     if (isPgPool(pool)) guardPgPool(pool, scope, 'DrizzleStore');
     else if (isPostgresJs(pool)) guardPostgresJs(pool, scope, 'DrizzleStore');
-    else
-      sayUnguarded(
-        db,
-        'DrizzleStore',
-        "writes through the app's db beside ctx.tx",
-        'or build db on a node-postgres Pool or postgres.js',
-      );
+    else sayUnguarded(db, 'DrizzleStore', DB_WRITES_BESIDE_TX, 'or build db on a node-postgres Pool or postgres.js');
     super({
       store: 'DrizzleStore',
       client,
       dialect: postgresDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
+      options,
       scope,
       describePool: isPgPool(pool) ? () => describePgPool(pool) : undefined,
     });

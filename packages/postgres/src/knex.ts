@@ -1,4 +1,4 @@
-import { SqlStore } from '@service-pay/sql';
+import { type PostgresTableOptions, SqlStore } from '@service-pay/sql';
 import { knexClient, knexOption } from '@service-pay/sql/clients/knex';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Knex } from 'knex';
@@ -14,17 +14,9 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const options: KnexStoreOptions = { knex: knex({ client: 'pg', connection: process.env.DATABASE_URL }) };
  * ```
  */
-export interface KnexStoreOptions {
+export interface KnexStoreOptions extends PostgresTableOptions {
   /** The app's Knex instance on PostgreSQL (`client: 'pg'`). */
   knex: Knex;
-  /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -55,13 +47,6 @@ export class KnexStore extends SqlStore<Knex.Transaction> {
   constructor(options: KnexStoreOptions) {
     const knex = knexOption(options, 'KnexStore', ['postgresql'], "client: 'pg'");
     const { client, scope } = knexClient(knex, 'KnexStore');
-    super({
-      store: 'KnexStore',
-      client,
-      dialect: postgresDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
-      scope,
-    });
+    super({ store: 'KnexStore', client, dialect: postgresDialect, options, scope });
   }
 }

@@ -1,4 +1,4 @@
-import { SqlStore, sayUnguarded } from '@service-pay/sql';
+import { type PostgresTableOptions, SqlStore } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Kysely, Transaction } from 'kysely';
@@ -16,7 +16,7 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), pool };
  * ```
  */
-export interface KyselyStoreOptions<DB> {
+export interface KyselyStoreOptions<DB> extends PostgresTableOptions {
   /** The app's `Kysely` instance on PostgreSQL (`PostgresDialect`, or any dialect that speaks PostgreSQL). */
   db: Kysely<DB>;
   /**
@@ -24,19 +24,10 @@ export interface KyselyStoreOptions<DB> {
    * Given, the store keeps a checked-out client whose connection drops (PostgreSQL restarted) from crashing
    * the app: node-postgres emits `error` on such a client with no listener (without it, add
    * `pool.on('acquire', (client) => client.on('error', ...))` yourself); and during a delivery it refuses a
-   * write or a transaction the handler sends through `db` or the pool beside `ctx.tx`
-   * (`WriteOutsideTransactionError`, `OwnTransactionError`). Without it, only `db.transaction()` is refused,
-   * and the store says so once at construction.
+   * write or a transaction the handler sends through the pool itself beside `ctx.tx` (`pool.query`, a
+   * client of `pool.connect()`). Writes and transactions through `db` are refused either way.
    */
   pool?: { on: (...args: never[]) => unknown } | undefined;
-  /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -46,9 +37,10 @@ export interface KyselyStoreOptions<DB> {
  * `PostgresStore`: the key is taken without waiting (409 at once for a concurrent delivery, in any
  * process), a rejection keeps its inbox row, a crash or a lost connection rolls back and frees the key.
  *
- * Inside `onPaymentPaid`, `db.transaction()` and `db.startTransaction()` on the `db` given here throw
- * `OwnTransactionError`: a transaction of the handler's own would commit its credit even when the delivery
- * fails, and the sender's retry would credit again. Use `ctx.tx`.
+ * Inside `onPaymentPaid`, `db.transaction()` and `db.startTransaction()` on the `db` given here are
+ * refused with `OwnTransactionError`, and a write through `db` with `WriteOutsideTransactionError`: either
+ * would commit its credit even when the delivery fails, and the sender's retry would credit again. Use
+ * `ctx.tx`.
  *
  * @example
  * ```ts
@@ -71,21 +63,13 @@ export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
       }
       keepCheckedOutClientsFromCrashing(options.pool);
     }
-    const { client, scope } = kyselyClient(db, 'KyselyStore');
-    if (options.pool === undefined) {
-      sayUnguarded(
-        db,
-        'KyselyStore',
-        "writes through the app's db beside ctx.tx",
-        'pass the Pool under your PostgresDialect as options.pool',
-      );
-    } else guardPgPool(options.pool, scope, 'KyselyStore');
+    const { client, scope } = kyselyClient(db, 'KyselyStore', { oneConnection: false });
+    if (options.pool !== undefined) guardPgPool(options.pool, scope, 'KyselyStore');
     super({
       store: 'KyselyStore',
       client,
       dialect: postgresDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
+      options,
       scope,
       describePool: options.pool === undefined ? undefined : () => describePgPool(options.pool),
     });

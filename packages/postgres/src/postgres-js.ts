@@ -1,4 +1,4 @@
-import { SqlStore } from '@service-pay/sql';
+import { type PostgresTableOptions, SqlStore } from '@service-pay/sql';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Sql, TransactionSql } from 'postgres';
 import { guardPostgresJs, postgresJsClient } from './clients/postgres-js.js';
@@ -12,17 +12,9 @@ import { guardPostgresJs, postgresJsClient } from './clients/postgres-js.js';
  * const options: PostgresJsStoreOptions = { sql: postgres(process.env.DATABASE_URL!) };
  * ```
  */
-export interface PostgresJsStoreOptions {
+export interface PostgresJsStoreOptions extends PostgresTableOptions {
   /** The app's postgres.js instance. Each delivery holds one of its connections for its transaction. */
   sql: Sql;
-  /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -60,13 +52,6 @@ export class PostgresJsStore extends SqlStore<TransactionSql> {
     const client = postgresJsClient(sql);
     const scope = {};
     guardPostgresJs(sql, scope, 'PostgresJsStore');
-    super({
-      store: 'PostgresJsStore',
-      client,
-      dialect: postgresDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
-      scope,
-    });
+    super({ store: 'PostgresJsStore', client, dialect: postgresDialect, options, scope });
   }
 }

@@ -1,5 +1,5 @@
-import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
-import { type SqlClient, SqlStore } from '@service-pay/sql';
+import type { TransactionClaim } from '@service-pay/core';
+import { type AutoMigrateOption, type SqlClient, SqlStore, type SqlStoreApi } from '@service-pay/sql';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Pool, PoolClient } from 'pg';
 import { nodePostgresClient } from './clients/node-postgres.js';
@@ -17,18 +17,12 @@ import { describePgPool, keepPoolErrorsFromCrashing } from './pool-errors.js';
  * const common: PostgresStoreCommonOptions = { tableName: 'billing.service_pay_inbox' };
  * ```
  */
-export interface PostgresStoreCommonOptions {
+export interface PostgresStoreCommonOptions extends AutoMigrateOption {
   /**
    * The inbox table, `name` or `schema.name` (plain identifiers, used exactly as given: they are quoted).
    * Default `service_pay_inbox`.
    */
   tableName?: string;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -97,10 +91,7 @@ export interface PostgresStoreConstructor {
  * } });
  * ```
  */
-export interface PostgresStore<Tx = PoolClient> extends TransactionalStore<Tx> {
-  readonly kind: 'transactional';
-  /** The inbox table's name as given (default `service_pay_inbox`). */
-  readonly tableName: string;
+export interface PostgresStore<Tx = PoolClient> extends SqlStoreApi<Tx> {
   /**
    * Opens a transaction holding `key`, or says why not: another transaction holds it (`in-progress`,
    * without waiting) or it was recorded before (`completed`, with the recorded fingerprint).
@@ -111,11 +102,6 @@ export interface PostgresStore<Tx = PoolClient> extends TransactionalStore<Tx> {
    * several processes run it at once (they take turns on an advisory lock). Run it once at start-up.
    */
   migrate(): Promise<void>;
-  /**
-   * Deletes inbox rows older than `olderThanMs`, in batches; resolves with how many. A pruned payment would
-   * be credited again if delivered again: keep rows longer than the sender retries and you reconcile.
-   */
-  prune(options: { olderThanMs: number }): Promise<number>;
 }
 
 class Store<Tx> extends SqlStore<Tx> {
@@ -126,8 +112,7 @@ class Store<Tx> extends SqlStore<Tx> {
       store: 'PostgresStore',
       client: clientOf(options, scope) as unknown as SqlClient<Tx>,
       dialect: postgresDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
+      options,
       scope,
       // The pool's counters, asked only once a begin timed out: a full pool is logged as such.
       describePool: pool === undefined ? undefined : () => describePgPool(pool),

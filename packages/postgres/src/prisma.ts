@@ -1,5 +1,5 @@
 import type { PrismaLike, PrismaTransaction } from '@service-pay/sql';
-import { SqlStore } from '@service-pay/sql';
+import { type PostgresTableOptions, SqlStore } from '@service-pay/sql';
 import { guardPrismaPool, prismaClient, prismaOption } from '@service-pay/sql/clients/prisma';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Pool } from 'pg';
@@ -18,7 +18,7 @@ export type { PrismaLike, PrismaTransaction };
  * const options: PrismaStoreOptions<typeof prisma> = { prisma, transactionTimeoutMs: 60_000 };
  * ```
  */
-export interface PrismaStoreOptions<Client extends PrismaLike> {
+export interface PrismaStoreOptions<Client extends PrismaLike> extends PostgresTableOptions {
   /** The app's `PrismaClient` on PostgreSQL. */
   prisma: Client;
   /**
@@ -37,14 +37,6 @@ export interface PrismaStoreOptions<Client extends PrismaLike> {
   transactionTimeoutMs?: number | undefined;
   /** How long a delivery may wait for one of Prisma's connections (its `maxWait`); default 5 000. */
   maxWaitMs?: number | undefined;
-  /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -80,13 +72,6 @@ export class PrismaStore<Client extends PrismaLike> extends SqlStore<PrismaTrans
       is: isPgPool,
       guard: guardPgPool,
     });
-    super({
-      store: 'PrismaStore',
-      client,
-      dialect: postgresDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
-      scope,
-    });
+    super({ store: 'PrismaStore', client, dialect: postgresDialect, options, scope });
   }
 }

@@ -1,4 +1,4 @@
-import { SqlStore, sayUnguarded } from '@service-pay/sql';
+import { type PostgresTableOptions, SqlStore, sayUnguarded } from '@service-pay/sql';
 import { typeOrmClient, typeOrmOption } from '@service-pay/sql/clients/typeorm';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -16,17 +16,9 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const options: TypeOrmStoreOptions = { dataSource: await new DataSource({ type: 'postgres', url }).initialize() };
  * ```
  */
-export interface TypeOrmStoreOptions {
+export interface TypeOrmStoreOptions extends PostgresTableOptions {
   /** The app's initialized `DataSource` on PostgreSQL (`type: 'postgres'`). */
   dataSource: DataSource;
-  /** `name` or `schema.name`; default `service_pay_inbox` (the same table as `PostgresStore`'s). */
-  tableName?: string | undefined;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -71,8 +63,7 @@ export class TypeOrmStore extends SqlStore<EntityManager> {
       store: 'TypeOrmStore',
       client,
       dialect: postgresDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
+      options,
       scope,
       // TypeORM's PostgresDriver declares its node-postgres pool as the public `master`.
       describePool: () => describePgPool((dataSource.driver as { master?: unknown } | undefined)?.master),

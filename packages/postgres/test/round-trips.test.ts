@@ -1,9 +1,4 @@
-import {
-  ormRoundTripSubject,
-  type RoundTripSubject,
-  roundTripCases,
-  startRoundTripProxy,
-} from '@service-pay/sql/testing';
+import { ormRoundTripSubject, proxyServerOf, type RoundTripSubject, roundTripCases } from '@service-pay/sql/testing';
 import { afterAll, it } from 'vitest';
 
 // Round trips of one delivery, counted by what the server answers (a proxy in front of it counts every
@@ -12,11 +7,8 @@ import { afterAll, it } from 'vitest';
 // row; ROLLBACK = 3 for a duplicate.
 const HAND_ROLLED = { fresh: 4, duplicate: 3 };
 
-const target = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
-const proxy = await startRoundTripProxy('postgres', Number(target.port || 5432));
-target.port = String(proxy.port);
 // The clients below read DATABASE_URL when their modules load: every connection goes through the proxy.
-process.env.DATABASE_URL = target.toString();
+const proxy = await proxyServerOf('postgres', 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/test');
 const { ORM_CLIENTS } = await import('./support/orm-clients.js');
 const { postgresFlavour, postgresJsFlavour } = await import('./support/flavours.js');
 

@@ -79,6 +79,16 @@ describe('PostgresStore on PostgreSQL: migrate, prune, setup errors', () => {
     await pool.query('drop schema if exists sp_test_schema cascade');
     await pool.end();
   });
+  /** A PostgresStore on a table of its own (dropped after), migrated, and its claim of key `k`. */
+  const claimOnNewTable = async (label: string) => {
+    const name = uniqueName(label);
+    tables.push(name);
+    const store = new PostgresStore({ pool, tableName: name });
+    await store.migrate();
+    const claim = await store.begin('k', 'fp');
+    if (claim.state !== 'claimed') throw new Error('expected claimed');
+    return { store, session: claim.session };
+  };
 
   it('migrate is idempotent and safe when five processes run it at once', async () => {
     const name = uniqueName('migrate');
@@ -158,37 +168,27 @@ describe('PostgresStore on PostgreSQL: migrate, prune, setup errors', () => {
   });
 
   it('ctx.tx refuses release() and every query once the transaction has ended', async () => {
-    const name = uniqueName('guard');
-    tables.push(name);
-    const store = new PostgresStore({ pool, tableName: name });
-    await store.migrate();
-    const claim = await store.begin('k', 'fp');
-    if (claim.state !== 'claimed') throw new Error('expected claimed');
-    const { tx } = claim.session;
+    const { session } = await claimOnNewTable('guard');
+    const { tx } = session;
     expect(() => tx.release()).toThrow(/do not release ctx.tx/);
     expect((await tx.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
-    await claim.session.commit({ outcome: 'credited', paymentId: 'p_1', deliveryId: 'dl_1', source: 'webhook' });
+    await session.commit({ outcome: 'credited', paymentId: 'p_1', deliveryId: 'dl_1', source: 'webhook' });
     await expect(tx.query('select 1')).rejects.toThrow(/transaction has ended/);
     const viaCallback = await new Promise((resolve) => tx.query('select 1', (error: Error) => resolve(error)));
     expect(String(viaCallback)).toMatch(/transaction has ended/);
     await expect(
-      claim.session.commit({ outcome: 'credited', paymentId: 'p_1', deliveryId: 'dl_1', source: 'webhook' }),
+      session.commit({ outcome: 'credited', paymentId: 'p_1', deliveryId: 'dl_1', source: 'webhook' }),
     ).rejects.toThrow(/has ended/);
-    await claim.session.rollback(new Error('after the commit: a no-op'));
+    await session.rollback(new Error('after the commit: a no-op'));
     expect(pool.totalCount - pool.idleCount).toBe(0);
   });
 
   it('a connection that drops while the handler holds it does not crash the process; the key is free again', async () => {
-    const name = uniqueName('drop');
-    tables.push(name);
-    const store = new PostgresStore({ pool, tableName: name });
-    await store.migrate();
-    const claim = await store.begin('k', 'fp');
-    if (claim.state !== 'claimed') throw new Error('expected claimed');
-    const pid = (claim.session.tx as unknown as { processID: number }).processID;
+    const { store, session } = await claimOnNewTable('drop');
+    const pid = (session.tx as unknown as { processID: number }).processID;
     await pool.query('select pg_terminate_backend($1, 5000)', [pid]);
-    await expect(claim.session.tx.query('select 1')).rejects.toThrow();
-    await claim.session.rollback(new Error('connection lost'));
+    await expect(session.tx.query('select 1')).rejects.toThrow();
+    await session.rollback(new Error('connection lost'));
     const again = await store.begin('k', 'fp');
     expect(again.state).toBe('claimed');
     if (again.state === 'claimed') await again.session.rollback(new Error('done'));

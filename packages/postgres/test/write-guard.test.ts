@@ -1,8 +1,10 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { type GuardSubject, writeGuardCases } from '@service-pay/sql/testing';
+import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
+import { KyselyStore } from '../src/kysely.js';
 import type { PGliteTransaction } from '../src/pglite-types.js';
 import { openPGlite, openPool, uniqueName } from './support/database.js';
 
@@ -89,6 +91,43 @@ describe('PostgresStore (PGlite): the delivery transaction is the only way to wr
         (await pglite.query<{ n: number }>('select count(*)::int as n from marks where marker = $1', [marker])).rows[0]
           ?.n,
       ),
+  };
+  for (const c of writeGuardCases(subject)) it(c.name, c.run);
+});
+
+describe("KyselyStore without its pool: writes through the app's db are still refused", () => {
+  // The README's shortest form gives the store only `db`: its executor is guarded, so a credit through
+  // `db` beside ctx.tx is refused without the pool (a write sent through the pool itself is then not seen).
+  type Marks = Record<string, { marker: string }>;
+  let db: Kysely<Marks>;
+  beforeAll(() => {
+    db = new Kysely<Marks>({ dialect: new PostgresDialect({ pool }) });
+  });
+  const subject: GuardSubject<import('kysely').Transaction<Marks>> = {
+    store: () => new KyselyStore({ db, tableName: inbox }),
+    lazy: false,
+    write: (tx, marker) => tx.insertInto(marks).values({ marker }).execute(),
+    startWrite: (tx, marker) => tx.insertInto(marks).values({ marker }).execute(),
+    globalWrite: (marker) => db.withSchema('public').insertInto(marks).values({ marker }).execute(),
+    globalRead: () => db.selectFrom(marks).selectAll().limit(1).execute(),
+    ownTransactions: {
+      'db.transaction()': (marker) =>
+        db.transaction().execute(async (trx) => {
+          await trx.insertInto(marks).values({ marker }).execute();
+        }),
+    },
+    count: async (marker) =>
+      Number((await pool.query(`select count(*)::int as n from ${marks} where marker = $1`, [marker])).rows[0].n),
+    poolOfOne: async () => {
+      const one = await openPool({ max: 1 });
+      const onOne = new Kysely<Marks>({ dialect: new PostgresDialect({ pool: one }) });
+      return {
+        store: new KyselyStore({ db: onOne, tableName: inbox }),
+        write: (tx, marker) => tx.insertInto(marks).values({ marker }).execute(),
+        globalWrite: (marker) => onOne.insertInto(marks).values({ marker }).execute(),
+        close: () => onOne.destroy(),
+      };
+    },
   };
   for (const c of writeGuardCases(subject)) it(c.name, c.run);
 });

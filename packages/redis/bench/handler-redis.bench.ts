@@ -28,6 +28,7 @@ import { CachePersistenceLayer } from '@aws-lambda-powertools/idempotency/cache'
 import type { CacheClient } from '@aws-lambda-powertools/idempotency/cache/types';
 import { handRolledVerify, SECRET, type SignedDelivery, signedDeliveries } from '@service-pay/bench-kit';
 import { createWebhookHandler } from '@service-pay/core';
+import { latch } from '@service-pay/core/testing';
 import { Redis } from 'ioredis';
 import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
 
@@ -255,26 +256,20 @@ async function overlapping(
   make: (onPaid: OnPaid) => Receiver,
 ): Promise<{ runs: number; statuses: Array<number | string> }> {
   let runs = 0;
-  let firstEntered: () => void = () => {};
-  const entered = new Promise<void>((resolve) => {
-    firstEntered = resolve;
-  });
-  let finish: () => void = () => {};
-  const gate = new Promise<void>((resolve) => {
-    finish = resolve;
-  });
+  const entered = latch();
+  const release = latch();
   const receive = make(async () => {
     runs++;
-    firstEntered();
-    await gate;
+    entered.open();
+    await release.opened;
   });
   const [delivery] = signedDeliveries(1) as [SignedDelivery];
   const first = receive(delivery);
-  await entered;
+  await entered.opened;
   // The second either answers while the first still runs (409), or enters the handler and waits at the gate.
   const second = receive(delivery).catch((error: Error) => error.name);
   await Promise.race([second, new Promise((resolve) => setTimeout(resolve, 200))]);
-  finish();
+  release.open();
   return { runs, statuses: [await first, await second] };
 }
 

@@ -101,3 +101,22 @@ export function resultOf(answer: unknown): StatementResult {
 function isHeader(value: unknown): boolean {
   return typeof value === 'object' && value !== null && 'affectedRows' in value;
 }
+
+/**
+ * The client of an ORM that runs a statement the same way on the delivery's transaction and on the app's
+ * own database object (`app`), outside one: `run(executor, statement)`. The clients differ only in how they
+ * open a transaction (`transaction`) and which of their methods take raw text (`rawTextMethods`).
+ *
+ * @example
+ * ```ts
+ * const client = runThrough(dataSource, run, (work) => own.transaction(work), ['query']);
+ * ```
+ */
+export function runThrough<Tx, App>(
+  app: App,
+  run: (executor: Tx | App, statement: Statement) => Promise<StatementResult>,
+  transaction: SqlClient<Tx>['transaction'],
+  rawTextMethods: readonly string[],
+): SqlClient<Tx> {
+  return { transaction, query: run, queryOutside: (statement) => run(app, statement), rawTextMethods };
+}

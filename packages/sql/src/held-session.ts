@@ -1,19 +1,15 @@
 import { guardTransaction, type HeldTransaction, type InboxRecord, type TransactionSession } from '@service-pay/core';
 import { type DeliveryGuard, openDelivery, outsideDelivery } from '@service-pay/core/node';
-import type { SqlClient } from './client.js';
-import type { Interruption, SqlDialect } from './dialect.js';
+import type { Interruption } from './dialect.js';
 import { PendingQueries } from './pending-queries.js';
 import { rollBackInterrupting } from './rollback-escalation.js';
+import type { SqlBinding } from './sql-store.js';
 import { endedError, nestedTransactionError } from './transaction-errors.js';
 
-/** Everything a held session needs to know about the store that opened it. */
-export interface HeldSessionContext<Tx, Table extends { readonly name: string }> {
-  readonly store: string;
-  readonly client: SqlClient<Tx>;
-  readonly dialect: SqlDialect<Table>;
+/** Everything a held session needs to know about the store that opened it: its binding, and its table checked. */
+export interface HeldSessionContext<Tx, Table extends { readonly name: string }>
+  extends Pick<SqlBinding<Tx, Table>, 'store' | 'client' | 'dialect' | 'scope'> {
   readonly table: Table;
-  /** Names this store's deliveries for the own-transaction guard (`refuseOwnTransactions`). */
-  readonly scope: object;
   /** Sends an interruption from another connection of the client's pool. */
   readonly interrupt: (how: Interruption) => Promise<void>;
 }
@@ -78,9 +74,11 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     if (holding !== undefined) await holding;
     if (this.#ended) throw endedError(store); // rolled back meanwhile (the commit's deadline)
     this.#ended = true;
+    // The handler's mistake, like a guard's refusal: `refusal()` tells the pipeline so.
+    if (unfinished !== undefined) void this.#delivery.refuse(unfinished);
     // A refusal the handler caught, or never awaited, still fails the delivery: nothing is recorded and the
     // sender's retry runs it again.
-    const failure = this.#delivery.end() ?? unfinished;
+    const failure = this.#delivery.end();
     if (failure !== undefined) {
       await this.held.rollback().catch(() => {}); // a failed rollback: the client closes the connection
       throw failure;

@@ -14,8 +14,12 @@ export {
   type StatementResult,
   statement,
 } from './client.js';
+export type { DrizzleDatabase } from './clients/drizzle.js';
 export type { PrismaLike, PrismaTransaction } from './clients/prisma.js';
 export type { ClaimResult, Interruption, SqlDialect } from './dialect.js';
+export type { MySqlTableOptions } from './dialects/mysql/table-name.js';
+export type { PostgresTableOptions } from './dialects/postgres/table-name.js';
+export type { SqliteTableOptions } from './dialects/sqlite/table-name.js';
 export { HeldSession, type HeldSessionContext } from './held-session.js';
 export { oneConnection } from './one-connection.js';
 export { PendingQueries, QueryNotAwaitedError } from './pending-queries.js';
@@ -28,8 +32,15 @@ export {
 } from './pool-guard.js';
 export { IN_PROGRESS_RETRY_MS, milliseconds, PRUNE_BATCH, pruneAge } from './prune-age.js';
 export { INTERRUPT_GRACE_MS, ROLLBACK_GRACE_MS, rollBackInterrupting } from './rollback-escalation.js';
-export { type SqlBinding, SqlStore } from './sql-store.js';
+export { type SqlBinding, SqlStore, type SqlStoreApi } from './sql-store.js';
 export { type StatementKind, statementKind, statementRefusal } from './statement-kind.js';
-export { DEFAULT_TABLE_NAME, type TableNameRules, tableNameParts } from './table-name.js';
+export {
+  DEFAULT_TABLE_NAME,
+  type InboxTableName,
+  quotedTableName,
+  type SqlStoreOptions,
+  type TableNameRules,
+  tableNameParts,
+} from './table-name.js';
 export { endedError, nestedTransactionError } from './transaction-errors.js';
-export { sayUnguarded } from './unguarded.js';
+export { DB_WRITES_BESIDE_TX, sayUnguarded } from './unguarded.js';

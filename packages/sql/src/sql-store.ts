@@ -12,6 +12,7 @@ import type { SqlClient } from './client.js';
 import type { Interruption, SqlDialect } from './dialect.js';
 import { HeldSession, type HeldSessionContext } from './held-session.js';
 import { IN_PROGRESS_RETRY_MS, PRUNE_BATCH, pruneAge } from './prune-age.js';
+import type { SqlStoreOptions } from './table-name.js';
 
 /**
  * A store as a binding of one client to one dialect: what `KyselyStore`, `DrizzleStore`, `PrismaStore`,
@@ -19,7 +20,7 @@ import { IN_PROGRESS_RETRY_MS, PRUNE_BATCH, pruneAge } from './prune-age.js';
  *
  * @example
  * ```ts
- * const binding: SqlBinding<Transaction<DB>, PostgresTable> = { store: 'KyselyStore', client: kyselyClient(db), dialect: postgresDialect, tableName, scope };
+ * const binding: SqlBinding<Transaction<DB>, PostgresTable> = { store: 'KyselyStore', client: kyselyClient(db), dialect: postgresDialect, options, scope };
  * ```
  */
 export interface SqlBinding<Tx, Table extends { readonly name: string }> {
@@ -27,14 +28,43 @@ export interface SqlBinding<Tx, Table extends { readonly name: string }> {
   readonly store: string;
   readonly client: SqlClient<Tx>;
   readonly dialect: SqlDialect<Table>;
-  /** The inbox table's name as the app gave it (default `service_pay_inbox`). */
-  readonly tableName: unknown;
+  /**
+   * The app's options, of which the store reads `tableName` (default `service_pay_inbox`) and `autoMigrate`
+   * (default true); both are checked here, so a store passes its options as given.
+   */
+  readonly options: SqlStoreOptions;
   /** Names this store's deliveries for the own-transaction guard (`refuseOwnTransactions`). */
   readonly scope: object;
-  /** The app's `autoMigrate` option: create the inbox when a delivery finds it missing (default true). */
-  readonly autoMigrate?: unknown;
   /** The pool under the client, where the store was given it (else the client's own `describePool`). */
   readonly describePool?: (() => StorePoolState | undefined) | undefined;
+}
+
+/**
+ * A SQL store as the app sees it, the type of `PostgresStore` and `SqliteStore`: core's transactional store
+ * with its table's name, `migrate()` and `prune()`. Each store's own type says how it takes a key and what
+ * its migration makes.
+ *
+ * @example
+ * ```ts
+ * export interface SqliteStore<Tx = Database> extends SqlStoreApi<Tx> {}
+ * ```
+ */
+export interface SqlStoreApi<Tx> extends TransactionalStore<Tx> {
+  readonly kind: 'transactional';
+  /** The inbox table's name as given (default `service_pay_inbox`). */
+  readonly tableName: string;
+  /**
+   * Opens a transaction holding `key`, or says why not: another delivery holds it (`in-progress`, without
+   * waiting) or it was recorded before (`completed`, with the recorded fingerprint).
+   */
+  begin(key: string, fingerprint: string): Promise<TransactionClaim<Tx>>;
+  /** Creates the inbox table and its indexes if they are missing; idempotent. Run it once at start-up. */
+  migrate(): Promise<void>;
+  /**
+   * Deletes inbox rows older than `olderThanMs`, in batches; resolves with how many. A pruned payment would
+   * be credited again if delivered again: keep rows longer than the sender retries and you reconcile.
+   */
+  prune(options: { olderThanMs: number }): Promise<number>;
 }
 
 /**
@@ -47,7 +77,7 @@ export interface SqlBinding<Tx, Table extends { readonly name: string }> {
  * ```ts
  * class KyselyStore<DB> extends SqlStore<Transaction<DB>, PostgresTable> {
  *   constructor(options: KyselyStoreOptions<DB>) {
- *     super({ store: 'KyselyStore', client: kyselyClient(db), dialect: postgresDialect, tableName: options.tableName, scope });
+ *     super({ store: 'KyselyStore', client: kyselyClient(db), dialect: postgresDialect, options, scope });
  *   }
  * }
  * ```
@@ -64,9 +94,9 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
 
   protected constructor(binding: SqlBinding<Tx, Table>) {
     this.#binding = binding;
-    this.#table = binding.dialect.table(binding.tableName, binding.store);
+    this.#table = binding.dialect.table(binding.options.tableName, binding.store);
     this.tableName = this.#table.name;
-    this.#auto = new AutoMigration(autoMigrateOption(binding.autoMigrate, binding.store), () => this.migrate());
+    this.#auto = new AutoMigration(autoMigrateOption(binding.options.autoMigrate, binding.store), () => this.migrate());
   }
 
   /**

@@ -1,3 +1,5 @@
+import type { AutoMigrateOption } from './auto-migrate.js';
+
 /** How a dialect spells and limits table names. */
 export interface TableNameRules {
   /** What the qualifier is called in messages: `schema` (PostgreSQL), `database` (MySQL). */
@@ -6,6 +8,21 @@ export interface TableNameRules {
   readonly maxLength: number;
   /** Characters the dialect's own derived names add to the last part (`_keys`), which must fit too. */
   readonly reserve?: { readonly suffix: string; readonly why: string } | undefined;
+}
+
+/**
+ * The options every SQL store takes beside its client: which inbox table, and whether a delivery creates it
+ * when missing. Each dialect's stores take their dialect's own (`PostgresTableOptions`, `MySqlTableOptions`,
+ * `SqliteTableOptions`), which say what a table name is there.
+ *
+ * @example
+ * ```ts
+ * interface KnexStoreOptions extends SqlStoreOptions { knex: Knex }
+ * ```
+ */
+export interface SqlStoreOptions extends AutoMigrateOption {
+  /** The inbox table, `name` or `qualifier.name`; default `service_pay_inbox`. */
+  tableName?: string | undefined;
 }
 
 /** The table name every SQL store defaults to. */
@@ -39,4 +56,48 @@ export function tableNameParts(value: unknown, store: string, rules: TableNameRu
     );
   }
   return parts;
+}
+
+/**
+ * What every dialect's table name gives its SQL: the name as given, quoted, and its two indexes' names.
+ * Each dialect's `TableName` adds its own (PostgreSQL's functions, MySQL's keys table).
+ *
+ * @example
+ * ```ts
+ * const table: InboxTableName = tableName('billing.service_pay_inbox'); // of @service-pay/sql/postgres
+ * ```
+ */
+export interface InboxTableName {
+  /** As given, e.g. `billing.service_pay_inbox`. */
+  readonly name: string;
+  /** Quoted for SQL, e.g. `"billing"."service_pay_inbox"`. */
+  readonly sql: string;
+  /** Quoted name of its `created_at` index. */
+  readonly createdAtIndexSql: string;
+  /** Quoted name of its `payment_id` index (the inbox is looked up by payment: a shop's order page, support). */
+  readonly paymentIdIndexSql: string;
+}
+
+/**
+ * A table name checked (`tableNameParts`) and quoted with the dialect's `quote`: the name as given and
+ * quoted, its last part (the bare table), and `qualified(name)`, another name in the same schema or
+ * database, quoted (an index, a function, a table beside it).
+ *
+ * @example
+ * ```ts
+ * const { sql, table, qualified } = quotedTableName('billing.inbox', 'KyselyStore', rules, (part) => `"${part}"`);
+ * qualified(`${table}_claim`); // "billing"."inbox_claim"
+ * ```
+ */
+export function quotedTableName(
+  value: unknown,
+  store: string,
+  rules: TableNameRules,
+  quote: (part: string) => string,
+): { name: string; sql: string; table: string; qualified: (name: string) => string } {
+  const parts = tableNameParts(value, store, rules);
+  const qualifiers = parts.slice(0, -1);
+  const qualified = (name: string) => [...qualifiers, name].map(quote).join('.');
+  const table = parts[parts.length - 1] as string;
+  return { name: parts.join('.'), sql: qualified(table), table, qualified };
 }

@@ -12,27 +12,25 @@ describe('rollBackInterrupting, the one escalation', () => {
   });
 
   it('interrupts the statement, and ends the session only if that did not end the rollback', async () => {
-    const calls: string[] = [];
-    let settle = () => {};
-    const rollback = () => new Promise<void>((resolve) => (settle = resolve));
-    await rollBackInterrupting(rollback, async (how) => {
-      calls.push(how);
-      if (how === 'session') settle();
-    });
-    expect(calls).toEqual(['statement', 'session']);
+    expect(await interruptionsUntil('session')).toEqual(['statement', 'session']);
   });
 
   it('stops at the statement when interrupting it lets the rollback end', async () => {
-    const calls: string[] = [];
-    let settle = () => {};
-    const rollback = () => new Promise<void>((resolve) => (settle = resolve));
-    await rollBackInterrupting(rollback, async (how) => {
-      calls.push(how);
-      settle();
-    });
-    expect(calls).toEqual(['statement']);
+    expect(await interruptionsUntil('statement')).toEqual(['statement']);
   });
 });
+
+/** The interruptions sent to a rollback that ends only once `ending` was interrupted. */
+async function interruptionsUntil(ending: 'statement' | 'session'): Promise<string[]> {
+  const calls: string[] = [];
+  let settle = () => {};
+  const rollback = () => new Promise<void>((resolve) => (settle = resolve));
+  await rollBackInterrupting(rollback, async (how) => {
+    calls.push(how);
+    if (how === ending) settle();
+  });
+  return calls;
+}
 
 describe('tableNameParts', () => {
   it('names the store it was given to', () => {

@@ -1,10 +1,10 @@
-import { type AutoMigrateOption, oneConnection, SqlStore } from '@service-pay/sql';
+import { oneConnection, type SqliteTableOptions, SqlStore } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { sqliteDialect } from '@service-pay/sql/sqlite';
 import type { Kysely, Transaction } from 'kysely';
-import { joinDeliveries } from './clients/kysely-join.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
+export { ConnectionHeldError } from '@service-pay/sql/clients/kysely';
 
 /**
  * Options of `KyselyStore` on SQLite.
@@ -14,11 +14,9 @@ export { OwnTransactionError } from '@service-pay/core/node';
  * const options: KyselyStoreOptions<Database> = { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }) };
  * ```
  */
-export interface KyselyStoreOptions<DB> extends AutoMigrateOption {
+export interface KyselyStoreOptions<DB> extends SqliteTableOptions {
   /** The app's `Kysely` instance on SQLite (`SqliteDialect` on a better-sqlite3 `Database`). */
   db: Kysely<DB>;
-  /** `name` or `schema.name` of an attached database; default `service_pay_inbox`. */
-  tableName?: string | undefined;
 }
 
 /**
@@ -29,9 +27,13 @@ export interface KyselyStoreOptions<DB> extends AutoMigrateOption {
  * in-progress (409) at once; in another process it waits up to the connection's `busy_timeout` for the
  * lock, then answers in-progress.
  *
- * The handler writes through `ctx.tx`: `db.transaction()` or `db.startTransaction()` on this `db` inside
- * `onPaymentPaid` throws `OwnTransactionError` (that transaction would commit even when the delivery
- * fails, and the retry would credit again).
+ * The handler writes through `ctx.tx`. Inside `onPaymentPaid`, on the `db` given here, `db.transaction()`
+ * or `db.startTransaction()` is refused with `OwnTransactionError` (that transaction would commit even when
+ * the delivery fails, and the retry would credit again). Any other query through `db` runs in the
+ * delivery's transaction, as on the store's better-sqlite3 connection: SQLite is one connection and the
+ * delivery holds it, so left to Kysely the query would wait for the delivery while the delivery waits for
+ * it. `stream()` and `db.connection()`, which need the connection itself, are refused
+ * (`ConnectionHeldError`, `CONNECTION_HELD_BY_DELIVERY`).
  *
  * @example
  * ```ts
@@ -51,17 +53,13 @@ export interface KyselyStoreOptions<DB> extends AutoMigrateOption {
 export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
   constructor(options: KyselyStoreOptions<DB>) {
     const db = kyselyOption<DB>(options, 'KyselyStore', 'new Kysely<DB>({ dialect: new SqliteDialect(...) })');
-    const kysely = kyselyClient(db, 'KyselyStore');
-    const { scope } = kysely;
-    // The app's db during a delivery joins its transaction: it would otherwise wait for it to end.
-    const client = joinDeliveries(db, kysely, 'KyselyStore');
+    const { client, scope } = kyselyClient(db, 'KyselyStore', { oneConnection: true });
     super({
       store: 'KyselyStore',
       // Kysely's SQLite dialect is one connection: a delivery's transaction holds it.
       client: oneConnection(client, db),
       dialect: sqliteDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
+      options,
       scope,
     });
   }

@@ -1,5 +1,5 @@
-import type { TransactionalStore, TransactionClaim } from '@service-pay/core';
-import { type SqlClient, SqlStore } from '@service-pay/sql';
+import type { TransactionClaim } from '@service-pay/core';
+import { type AutoMigrateOption, type SqlClient, SqlStore, type SqlStoreApi } from '@service-pay/sql';
 import { sqliteDialect } from '@service-pay/sql/sqlite';
 import type { Database } from 'better-sqlite3';
 import { betterSqlite3Client } from './clients/better-sqlite3.js';
@@ -12,18 +12,12 @@ import { betterSqlite3Client } from './clients/better-sqlite3.js';
  * const common: SqliteStoreCommonOptions = { tableName: 'service_pay_inbox' };
  * ```
  */
-export interface SqliteStoreCommonOptions {
+export interface SqliteStoreCommonOptions extends AutoMigrateOption {
   /**
    * The inbox table, `name` or `schema.name` of an attached database (plain identifiers, used exactly as
    * given: they are quoted). Default `service_pay_inbox`.
    */
   tableName?: string;
-  /**
-   * Creates the inbox table when a delivery finds it missing (default `true`), so the first delivery on an
-   * empty database is credited. `false`: a missing table answers 503 with how to create it
-   * (`await store.migrate()`).
-   */
-  autoMigrate?: boolean | undefined;
 }
 
 /**
@@ -97,10 +91,7 @@ export interface SqliteStoreConstructor {
  * } });
  * ```
  */
-export interface SqliteStore<Tx = Database> extends TransactionalStore<Tx> {
-  readonly kind: 'transactional';
-  /** The inbox table's name as given (default `service_pay_inbox`). */
-  readonly tableName: string;
+export interface SqliteStore<Tx = Database> extends SqlStoreApi<Tx> {
   /**
    * Opens a transaction holding `key`, or says why not: the database is being written by another delivery
    * (`in-progress`, without waiting) or the key was recorded before (`completed`, with its fingerprint).
@@ -111,11 +102,6 @@ export interface SqliteStore<Tx = Database> extends TransactionalStore<Tx> {
    * processes run it at once. Run it once at start-up.
    */
   migrate(): Promise<void>;
-  /**
-   * Deletes inbox rows older than `olderThanMs`, in batches; resolves with how many. A pruned payment would
-   * be credited again if delivered again: keep rows longer than the sender retries and you reconcile.
-   */
-  prune(options: { olderThanMs: number }): Promise<number>;
 }
 
 const USAGE = "SqliteStore: pass { database } (a better-sqlite3 Database: new Database('shop.db')).";
@@ -127,8 +113,7 @@ class Store<Tx> extends SqlStore<Tx> {
       // libsql's Database implements better-sqlite3's API: one client serves both.
       client: betterSqlite3Client(databaseOf(options) as unknown as Database, 'SqliteStore') as SqlClient<never>,
       dialect: sqliteDialect,
-      tableName: options.tableName,
-      autoMigrate: options.autoMigrate,
+      options,
       scope: {},
     });
   }

@@ -1,4 +1,4 @@
-import { type OrmClient, ormStoreCases } from '@service-pay/sql/testing';
+import { type OrmClient, ormStoreSuite } from '@service-pay/sql/testing';
 import { Kysely, SqliteDialect, type Transaction } from 'kysely';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { KyselyStore } from '../src/kysely.js';
@@ -45,16 +45,13 @@ async function kyselyOnSqlite(): Promise<OrmClient<Transaction<Marks>>> {
 }
 
 describe('KyselyStore on SQLite (better-sqlite3)', () => {
-  let client: OrmClient<never>;
-  beforeAll(async () => {
-    client = (await kyselyOnSqlite()) as OrmClient<never>;
-  });
-  afterAll(() => client?.close());
-  const cases = ormStoreCases(() => client, {
+  const suite = ormStoreSuite(kyselyOnSqlite as () => Promise<OrmClient<never>>, {
     param: '?',
     keyColumn: 'key',
     dropClaimSupport: (c) => c.rows(`drop table ${c.inbox}`),
     oneWriter: true,
   });
-  for (const c of cases) it(c.name, c.run);
+  beforeAll(suite.open);
+  afterAll(suite.close);
+  for (const c of suite.cases) it(c.name, c.run);
 });

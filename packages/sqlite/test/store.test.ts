@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  createWebhookHandler,
-  type PaymentPaidEvent,
-  PaymentRejectedError,
-  signWebhook,
-  type WebhookRequestHandler,
-} from '@service-pay/core';
-import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { type PaymentPaidEvent, PaymentRejectedError, type WebhookRequestHandler } from '@service-pay/core';
+import { samplePaymentPaidEvent, sendSigned, storeHandler } from '@service-pay/core/testing';
 import { sleep, waitFor } from '@service-pay/test-kit';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,21 +36,11 @@ describe('the webhook handler with SqliteStore (better-sqlite3)', () => {
     app.prepare('select * from service_pay_inbox where key = ?').get(`payment.paid:${paymentId}`) as
       | Record<string, unknown>
       | undefined;
-  const send = (handle: WebhookRequestHandler, event: PaymentPaidEvent) => {
-    const { body, headers } = signWebhook({ event, secret: SECRET });
-    return handle({ method: 'POST', headers, rawBody: body });
-  };
+  const send = (handle: WebhookRequestHandler, event: PaymentPaidEvent) => sendSigned(handle, event, SECRET);
   const handler = (
     onPaymentPaid: (event: PaymentPaidEvent, tx: Database.Database) => Promise<void>,
     handlerTimeoutMs?: number,
-  ) =>
-    createWebhookHandler({
-      secret: SECRET,
-      store,
-      logger: quiet,
-      ...(handlerTimeoutMs === undefined ? {} : { handlerTimeoutMs }),
-      onPaymentPaid: (event, ctx) => onPaymentPaid(event, ctx.tx),
-    });
+  ) => storeHandler({ store, secret: SECRET, logger: quiet, handlerTimeoutMs }, onPaymentPaid);
   const credit = (tx: Database.Database, paymentId: string) =>
     tx.prepare('insert into credits (payment_id) values (?)').run(paymentId);
   const event = () => samplePaymentPaidEvent({ paymentId: `p_${randomUUID()}` });

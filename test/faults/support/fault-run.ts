@@ -6,6 +6,7 @@ import {
   type Simulator,
   startSimulator,
 } from '@service-pay/simulator';
+import { describeLost, type LostKind, lostKinds, lostPayments } from '@service-pay/test-kit/fault-rows';
 import { type RedisPersistence, RedisServer } from '@service-pay/test-kit/redis';
 import type pg from 'pg';
 import { connectPostgres, POSTGRES_URL } from '../../support/postgres.js';
@@ -128,6 +129,8 @@ export class FaultRun {
   async figures(ids: readonly string[]): Promise<Figures> {
     const credits = await this.credits();
     const deliveries = this.sim.deliveries();
+    // The Redis store's record is not an inbox row committed with the credit: there is none to read here.
+    const lost = lostPayments(ids, credits, (id) => this.sim.deliveries({ paymentId: id }), undefined);
     const attempts = deliveries.flatMap((d) => d.attempts);
     const answered: Record<string, number> = {};
     for (const a of attempts) {
@@ -137,7 +140,8 @@ export class FaultRun {
     return {
       payments: ids.length,
       double: ids.filter((id) => (credits.get(id) ?? 0) > 1).length,
-      lost: ids.filter((id) => (credits.get(id) ?? 0) === 0).length,
+      lost: lost.length,
+      lostKinds: lostKinds(lost),
       attempts: attempts.length,
       deliveries: deliveries.length,
       deliveriesFailed: deliveries.filter((d) => d.state === 'failed').length,
@@ -147,14 +151,16 @@ export class FaultRun {
       confirmFailures: this.events('confirm-failed').length,
       credits: this.events('credit').length,
       doubleIds: ids.filter((id) => (credits.get(id) ?? 0) > 1),
-      lostIds: ids.filter((id) => (credits.get(id) ?? 0) === 0),
+      lostIds: lost.map((p) => p.paymentId),
+      lostWhy: describeLost(lost),
     };
   }
 
   /** Prints the figures as one JSON line (the ids left out), tagged with the row and what the test did. */
   report(figures: Figures, did: Record<string, unknown>): void {
-    const { doubleIds: _d, lostIds: _l, ...shown } = figures;
+    const { doubleIds: _d, lostIds: _l, lostWhy, ...shown } = figures;
     console.log(`fault figures ${JSON.stringify({ row: this.name, ...shown, ...did })}`);
+    if (lostWhy !== '') console.log(lostWhy);
     if (process.env.FAULT_VERBOSE === '1') {
       // What the pipeline logged, counted by level, code and message: where to look when a row fails.
       const counts = new Map<string, number>();
@@ -182,6 +188,8 @@ export interface Figures {
   payments: number;
   double: number;
   lost: number;
+  /** The lost payments by kind: answered 2xx without a credit (a defect), or the sender gave up. */
+  lostKinds: Partial<Record<LostKind, number>>;
   attempts: number;
   deliveries: number;
   deliveriesFailed: number;
@@ -193,6 +201,8 @@ export interface Figures {
   credits: number;
   doubleIds: string[];
   lostIds: string[];
+  /** Each lost payment with why (`describeLost`): its verdict and the sender's attempts; '' for none. */
+  lostWhy: string;
 }
 
 async function stopAll(things: readonly { stop(): Promise<unknown> }[]): Promise<void> {

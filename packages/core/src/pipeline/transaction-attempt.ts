@@ -93,6 +93,12 @@ export async function transactionAttempt<Tx, T>(
     } catch (error) {
       // Unknown or failed: make sure the transaction is over, and let the sender's retry find out which.
       await rollback(engine, session.rollback.bind(session), error, input);
+      // A guard's refusal found at commit (caught or never awaited by the handler, or a query it did not
+      // await) is the handler's failure, not the database's: logged as such, with the refusal as its error.
+      const refused = session.refusal?.();
+      if (refused !== undefined && refused === error) {
+        return conclusion.concluded({ outcome: 'failed', code: 'HANDLER_FAILED', error, handlerMs }, input);
+      }
       return conclusion.concluded({ outcome: 'failed', code: 'COMMIT_FAILED', error, handlerMs }, input);
     }
     return conclusion.concluded(

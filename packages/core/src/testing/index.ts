@@ -15,6 +15,8 @@ export {
   type TransactionalWrites,
   transactionalStoreConformance,
 } from './conformance.js';
+export { type Latch, latch } from './latch.js';
 export { type RefusalCase, refusalCases } from './refusal-cases.js';
 export { samplePaymentPaidEvent } from './sample-event.js';
 export { type CollectedLogLine, type SocketTarget, socketScenarios } from './socket-scenarios.js';
+export { type StoreHandlerOptions, sendSigned, storeHandler } from './store-handler.js';

@@ -1,7 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
 import { AppProcess } from '@service-pay/test-kit';
-import { crashFor, type FaultRowsDatabase, faultRows } from '@service-pay/test-kit/fault-rows';
+import {
+  crashFor,
+  FAULT_RETRY,
+  type FaultRowsDatabase,
+  faultRows,
+  inboxByPayment,
+  RESTART_RETRY,
+} from '@service-pay/test-kit/fault-rows';
 import { MariaDbServer } from '@service-pay/test-kit/mariadb';
 import { Kysely, MysqlDialect } from 'kysely';
 import mysqlCallbacks from 'mysql2';
@@ -23,6 +30,7 @@ const merchant = generateMerchant({ name: 'mysql-faults' });
 let server: MariaDbServer;
 let db: mysql.Pool;
 let sim: Simulator;
+let restartSim: Simulator;
 let apps: AppProcess[] = [];
 
 /** Which store the apps run: MySqlStore on mysql2, or an ORM store (test/fixtures/app.ts). */
@@ -58,6 +66,13 @@ const database = (): FaultRowsDatabase => ({
     const late = await count("select count(*) as n from credits where payment_id in (?) and instance = 'late'", [ids]);
     return { counts: new Map(counted.map((r) => [r.payment_id, Number(r.n)])), late };
   },
+  inbox: async (ids) => {
+    const [rows] = await db.query(
+      'select payment_id, outcome, delivery_id from service_pay_inbox where payment_id in (?)',
+      [ids],
+    );
+    return inboxByPayment(rows as Array<{ payment_id: string; outcome: string; delivery_id: string | null }>);
+  },
   visibleCredits: (ids) => count('select count(*) as n from credits where payment_id in (?)', [ids]),
   sleepingStatements: () =>
     count("select count(*) as n from information_schema.processlist where info = 'select sleep(30)'"),
@@ -79,15 +94,13 @@ beforeAll(async () => {
   await new KyselyStore({
     db: new Kysely<never>({ dialect: new MysqlDialect({ pool: mysqlCallbacks.createPool(server.url) }) }),
   }).migrate();
-  sim = await startSimulator({
-    merchants: [merchant],
-    retry: { maxAttempts: 8, baseDelayMs: 200, factor: 2, timeoutMs: 5_000 },
-    seed: 20261125,
-  });
+  sim = await startSimulator({ merchants: [merchant], retry: FAULT_RETRY, seed: 20261125 });
+  restartSim = await startSimulator({ merchants: [merchant], retry: RESTART_RETRY, seed: 20261126 });
 }, 120_000);
 
 afterAll(async () => {
   await sim?.stop();
+  await restartSim?.stop();
   await db?.end().catch(() => {});
   await server?.stop();
 }, 60_000);
@@ -111,6 +124,7 @@ describe.each(['mysql2', 'kysely', 'drizzle', 'prisma'])(
       crash: 'killed (-9)',
       database,
       sim: () => sim,
+      restartSim: () => restartSim,
       apps: () => apps,
       startApp,
       commitFailure: false,

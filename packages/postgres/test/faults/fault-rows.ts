@@ -1,7 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
 import { AppProcess } from '@service-pay/test-kit';
-import { crashFor, type FaultRowsDatabase, faultRows as sqlFaultRows } from '@service-pay/test-kit/fault-rows';
+import {
+  crashFor,
+  FAULT_RETRY,
+  type FaultRowsDatabase,
+  inboxByPayment,
+  RESTART_RETRY,
+  faultRows as sqlFaultRows,
+} from '@service-pay/test-kit/fault-rows';
 import { PostgresServer } from '@service-pay/test-kit/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe } from 'vitest';
@@ -38,6 +45,13 @@ function database(server: PostgresServer, db: pg.Pool): FaultRowsDatabase {
       const late = await db.query(`select 1 from credits where payment_id = any($1) and instance = 'late'`, [ids]);
       return { counts: new Map(rows.map((r) => [r.payment_id, r.n])), late: late.rowCount ?? 0 };
     },
+    inbox: async (ids) => {
+      const { rows } = await db.query<{ payment_id: string; outcome: string; delivery_id: string | null }>(
+        'select payment_id, outcome, delivery_id from service_pay_inbox where payment_id = any($1)',
+        [ids],
+      );
+      return inboxByPayment(rows);
+    },
     visibleCredits: async (ids) =>
       (await db.query('select count(*)::int as n from credits where payment_id = any($1)', [ids])).rows[0].n,
     sleepingStatements: async () =>
@@ -61,6 +75,7 @@ export function faultRows(driver: FaultDriver): void {
   let server: PostgresServer;
   let db: pg.Pool;
   let sim: Simulator;
+  let restartSim: Simulator;
   let apps: AppProcess[] = [];
 
   const startApp = (instance: string, port = 0) =>
@@ -91,18 +106,15 @@ export function faultRows(driver: FaultDriver): void {
     // The apps migrate nothing themselves here: one migrate, as a deploy step would.
     const { PostgresStore } = await import('../../src/index.js');
     await new PostgresStore({ pool: db }).migrate();
-    sim = await startSimulator({
-      merchants: [merchant],
-      // The spec's 8 attempts with doubling backoff, from 0.2 s: about 25 s of retries in all.
-      retry: { maxAttempts: 8, baseDelayMs: 200, factor: 2, timeoutMs: 5_000 },
-      seed: 20261123,
-    });
+    sim = await startSimulator({ merchants: [merchant], retry: FAULT_RETRY, seed: 20261123 });
+    restartSim = await startSimulator({ merchants: [merchant], retry: RESTART_RETRY, seed: 20261124 });
     apps = await Promise.all(['a', 'b', 'c'].map((name) => startApp(name)));
   }, 120_000);
 
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.stop()));
     await sim?.stop();
+    await restartSim?.stop();
     await db?.end().catch(() => {});
     await server?.stop();
   }, 60_000);
@@ -114,6 +126,7 @@ export function faultRows(driver: FaultDriver): void {
       crash: 'stopped with -m immediate',
       database: () => database(server, db),
       sim: () => sim,
+      restartSim: () => restartSim,
       apps: () => apps,
       startApp,
       commitFailure: true,

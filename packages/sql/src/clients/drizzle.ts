@@ -1,6 +1,7 @@
 import { refuseOwnTransactions } from '@service-pay/core/node';
 import { type SQL, sql } from 'drizzle-orm';
 import { resultOf, type SqlClient, type Statement } from '../client.js';
+import { clientOption } from './option.js';
 
 /** What the store uses of a Drizzle database, on any dialect: its interactive `transaction` and `execute`. */
 export interface DrizzleDatabaseLike {
@@ -8,6 +9,45 @@ export interface DrizzleDatabaseLike {
   transaction(fn: (tx: any) => Promise<any>, config?: any): Promise<any>;
   // biome-ignore lint/suspicious/noExplicitAny: the query is drizzle-orm's SQL, of whichever copy the app installed
   execute(query: any): PromiseLike<unknown>;
+}
+
+/**
+ * What `DrizzleStore` uses of a Drizzle database, with the query type of the app's drizzle-orm
+ * (`SQLWrapper | string`): its interactive `transaction` and `execute`. Each dialect's package names it for
+ * its dialect (`DrizzlePgDatabase`, `DrizzleMySqlDatabase`).
+ *
+ * @example
+ * ```ts
+ * export interface DrizzlePgDatabase extends DrizzleDatabase<SQLWrapper | string> {}
+ * ```
+ */
+export interface DrizzleDatabase<Query> {
+  // biome-ignore lint/suspicious/noExplicitAny: Drizzle's transaction type is whatever the database says
+  transaction<T>(work: (tx: any) => Promise<T>, config?: any): Promise<T>;
+  execute(query: Query): PromiseLike<unknown>;
+}
+
+/**
+ * Checks that `options.db` is a Drizzle database (`example` shows how one is made) and one of the store's
+ * dialect (`dialect.is`; `dialect.which` says which, and where the others go), naming the store in the error.
+ *
+ * @example
+ * ```ts
+ * const db = drizzleOption<Db>(options, 'DrizzleStore', 'drizzle(pool)', { is: (value) => is(value, PgDatabase), which: 'on PostgreSQL' });
+ * ```
+ */
+export function drizzleOption<Db>(
+  options: unknown,
+  store: string,
+  example: string,
+  dialect: { is: (db: object) => boolean; which: string },
+): Db {
+  const db = clientOption<object>(options, 'db', ['transaction']);
+  if (db === undefined) {
+    throw new TypeError(`${store}: options.db must be a Drizzle database (${example}).`);
+  }
+  if (!dialect.is(db)) throw new TypeError(`${store}: options.db must be a Drizzle database ${dialect.which}.`);
+  return db as Db;
 }
 
 /**

@@ -1,8 +1,9 @@
 import type { StorePoolState } from '@service-pay/core';
 import { clientGuard, refusedValue, refuseOwnTransactions, wrapMethod } from '@service-pay/core/node';
 import type { Knex } from 'knex';
-import { resultOf, type SqlClient, type Statement } from '../client.js';
+import { resultOf, runThrough, type SqlClient, type Statement } from '../client.js';
 import { statementRefusal } from '../statement-kind.js';
+import { clientOption } from './option.js';
 
 /**
  * Knex (and MikroORM through its Knex), on any dialect: the delivery in `knex.transaction(...)`, the
@@ -30,10 +31,7 @@ export function knexClient(knex: Knex, store: string): { client: SqlClient<Knex.
   return {
     scope,
     client: {
-      transaction: (work) => own.transaction(work),
-      query: run,
-      queryOutside: (statement) => run(knex, statement),
-      rawTextMethods: ['raw'],
+      ...runThrough<Knex.Transaction, Knex>(knex, run, (work) => own.transaction(work), ['raw']),
       describePool: () => describeTarnPool((knex.client as { pool?: unknown } | undefined)?.pool),
     },
   };
@@ -64,8 +62,8 @@ function describeTarnPool(pool: unknown): StorePoolState | undefined {
  * ```
  */
 export function knexOption(options: unknown, store: string, dialects: readonly string[], example: string): Knex {
-  const knex = (options as { knex?: Knex } | null)?.knex;
-  if (typeof knex !== 'function' || typeof knex.transaction !== 'function' || typeof knex.raw !== 'function') {
+  const knex = clientOption<Knex>(options, 'knex', ['transaction', 'raw'], 'function');
+  if (knex === undefined) {
     throw new TypeError(`${store}: options.knex must be a Knex instance (knex({ ${example}, ... })).`);
   }
   if ((knex as { isTransaction?: unknown }).isTransaction === true) {

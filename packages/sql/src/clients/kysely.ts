@@ -1,30 +1,52 @@
 import { refuseOwnTransactions } from '@service-pay/core/node';
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import { resultOf, type SqlClient, type Statement } from '../client.js';
+import { resultOf, runThrough, type SqlClient, type Statement } from '../client.js';
+import { guardKyselyExecutor } from './kysely-guard.js';
+import { clientOption } from './option.js';
+
+export { ConnectionHeldError } from './kysely-guard.js';
 
 /**
  * Kysely, on any dialect: the delivery in `db.transaction().execute(...)`, the store's statements through
- * `executeQuery` of a raw compiled query. `db.transaction()` and `db.startTransaction()` are refused inside
- * a delivery of this store (`scope`): the handler's own transaction would commit apart from the delivery.
+ * `executeQuery` of a raw compiled query. Inside a delivery of this store (`scope`), `db.transaction()` and
+ * `db.startTransaction()` are refused (the handler's own transaction would commit apart from the delivery),
+ * and so is a write through `db` beside `ctx.tx`; on a database of one connection (`oneConnection`:
+ * SQLite) a query through `db` joins the delivery's transaction instead (see `guardKyselyExecutor`).
  *
  * @example
  * ```ts
- * const { client, scope } = kyselyClient(db, 'KyselyStore');
+ * const { client, scope } = kyselyClient(db, 'KyselyStore', { oneConnection: false });
  * ```
  */
-export function kyselyClient<DB>(db: Kysely<DB>, store: string): { client: SqlClient<Transaction<DB>>; scope: object } {
+export function kyselyClient<DB>(
+  db: Kysely<DB>,
+  store: string,
+  { oneConnection }: { oneConnection: boolean },
+): { client: SqlClient<Transaction<DB>>; scope: object } {
   const scope = {};
   const own = refuseOwnTransactions(db, ['transaction', 'startTransaction'], scope, store);
+  const held = guardKyselyExecutor(db as Kysely<unknown>, scope, store, { oneConnection });
   const run = async (executor: Kysely<DB>, statement: Statement) =>
     resultOf(await executor.executeQuery(CompiledQuery.raw(statement.sql, [...statement.values])));
   return {
     scope,
-    client: {
-      transaction: (work) => own.transaction().execute(work),
-      query: run,
-      queryOutside: (statement) => run(db, statement),
-      rawTextMethods: [],
-    },
+    client: runThrough<Transaction<DB>, Kysely<DB>>(
+      db,
+      run,
+      oneConnection
+        ? // Noted while open, so a query of db sent during the delivery runs in it (see guardKyselyExecutor).
+          (work) =>
+            own.transaction().execute(async (tx) => {
+              held.tx = tx as Transaction<unknown>;
+              try {
+                return await work(tx);
+              } finally {
+                held.tx = undefined;
+              }
+            })
+        : (work) => own.transaction().execute(work),
+      [],
+    ),
   };
 }
 
@@ -37,13 +59,8 @@ export function kyselyClient<DB>(db: Kysely<DB>, store: string): { client: SqlCl
  * ```
  */
 export function kyselyOption<DB>(options: unknown, store: string, example: string): Kysely<DB> {
-  const db = (options as { db?: Kysely<DB> } | null)?.db;
-  if (
-    db === null ||
-    typeof db !== 'object' ||
-    typeof db.transaction !== 'function' ||
-    typeof db.selectFrom !== 'function'
-  ) {
+  const db = clientOption<Kysely<DB>>(options, 'db', ['transaction', 'selectFrom']);
+  if (db === undefined) {
     throw new TypeError(`${store}: options.db must be a Kysely instance (${example}).`);
   }
   if (db.isTransaction) throw new TypeError(`${store}: options.db is a Transaction; pass the app's Kysely instance.`);

@@ -2,6 +2,7 @@ import { refuseOwnTransactions } from '@service-pay/core/node';
 import { type Row, resultOf, type SqlClient, type Statement } from '../client.js';
 import { milliseconds } from '../prune-age.js';
 import { sayUnguarded } from '../unguarded.js';
+import { clientOption } from './option.js';
 
 /** The options Prisma's interactive `$transaction` takes that the store sets. */
 interface PrismaTransactionOptions {
@@ -95,14 +96,8 @@ export function prismaClient<Client extends PrismaLike>(
  * ```
  */
 export function prismaOption<Client extends PrismaLike>(options: unknown, store: string, example: string): Client {
-  const prisma = (options as { prisma?: Client } | null)?.prisma;
-  if (
-    prisma === null ||
-    typeof prisma !== 'object' ||
-    typeof prisma.$transaction !== 'function' ||
-    typeof prisma.$queryRawUnsafe !== 'function' ||
-    typeof prisma.$executeRawUnsafe !== 'function'
-  ) {
+  const prisma = clientOption<Client>(options, 'prisma', ['$transaction', '$queryRawUnsafe', '$executeRawUnsafe']);
+  if (prisma === undefined) {
     throw new TypeError(`${store}: options.prisma must be a PrismaClient (${example}).`);
   }
   return prisma;

@@ -7,8 +7,9 @@ import {
   wrapMethod,
 } from '@service-pay/core/node';
 import type { DataSource, EntityManager } from 'typeorm';
-import { resultOf, type SqlClient, type Statement } from '../client.js';
+import { resultOf, runThrough, type SqlClient, type Statement } from '../client.js';
 import { statementRefusal } from '../statement-kind.js';
+import { clientOption } from './option.js';
 
 /**
  * TypeORM, on any of its SQL drivers: the delivery in `dataSource.transaction(...)`, `ctx.tx` its
@@ -52,15 +53,15 @@ export function typeOrmClient(
     resultOf(await executor.query(statement.sql, statement.values.length === 0 ? undefined : [...statement.values]));
   return {
     scope,
-    client: {
-      transaction: (work) => {
+    client: runThrough<EntityManager, DataSource>(
+      dataSource,
+      run,
+      (work) => {
         guardPoolOnce(); // initialized some other way than its own initialize(): at the first delivery
         return own.transaction(work);
       },
-      query: run,
-      queryOutside: (statement) => run(dataSource, statement),
-      rawTextMethods: ['query'],
-    },
+      ['query'],
+    ),
   };
 }
 
@@ -100,14 +101,9 @@ export function whenInitialized(dataSource: DataSource, fn: () => void): void {
  * ```
  */
 export function typeOrmOption(options: unknown, store: string, types: readonly string[]): DataSource {
-  const dataSource = (options as { dataSource?: DataSource } | null)?.dataSource;
+  const dataSource = clientOption<DataSource>(options, 'dataSource', ['transaction', 'query']);
   const wanted = types.map((type) => `type: '${type}'`).join(' or ');
-  if (
-    dataSource === null ||
-    typeof dataSource !== 'object' ||
-    typeof dataSource.transaction !== 'function' ||
-    typeof dataSource.query !== 'function'
-  ) {
+  if (dataSource === undefined) {
     throw new TypeError(`${store}: options.dataSource must be a TypeORM DataSource (${wanted}).`);
   }
   const type = (dataSource.options as { type?: unknown } | undefined)?.type;

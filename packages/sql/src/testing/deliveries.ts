@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import type { InboxDraft, TransactionalStore } from '@service-pay/core';
 import type { RoundTripProxy } from './round-trip-proxy.js';
 
@@ -169,4 +170,26 @@ export function ormRoundTripSubject(open: () => Promise<unknown>): () => Promise
       close: () => client.close(),
     };
   };
+}
+
+/**
+ * Checks each of `beginFailures`' lines for a missing inbox: `MissingTableError` naming its store and
+ * `tableName`, pointing at `ddl` (the dialect's file in docs/sql), and saying nothing `notSaid` matches.
+ *
+ * @example
+ * ```ts
+ * assertMissingInbox(await beginFailures(stores), tableName, /docs\/sql\/mysql-inbox\.sql/, /older version/);
+ * ```
+ */
+export function assertMissingInbox(
+  failures: ReadonlyArray<readonly [string, string]>,
+  tableName: string,
+  ddl: RegExp,
+  notSaid: RegExp,
+): void {
+  for (const [name, failure] of failures) {
+    assert.match(failure, new RegExp(`^MissingTableError: ${name}: the inbox table ${tableName} does not exist;`));
+    assert.match(failure, ddl);
+    assert.doesNotMatch(failure, notSaid);
+  }
 }

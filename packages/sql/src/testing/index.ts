@@ -1,5 +1,6 @@
 export { autoMigrateCases, type EmptyDatabaseSubject } from './auto-migrate-cases.js';
 export {
+  assertMissingInbox,
   beginFailures,
   type CreditingStore,
   creditOnce,
@@ -16,5 +17,5 @@ export {
   typeOrmOwnTransactions,
   writeGuardCases,
 } from './guard-cases.js';
-export { type OrmClient, type OrmDatabase, type OrmStore, ormStoreCases } from './orm-store-cases.js';
-export { type RoundTripProxy, startRoundTripProxy, type WireProtocol } from './round-trip-proxy.js';
+export { type OrmClient, type OrmDatabase, type OrmStore, ormStoreCases, ormStoreSuite } from './orm-store-cases.js';
+export { proxyServerOf, type RoundTripProxy, startRoundTripProxy, type WireProtocol } from './round-trip-proxy.js';

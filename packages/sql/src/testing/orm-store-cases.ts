@@ -7,7 +7,12 @@ import {
   type WebhookRequest,
 } from '@service-pay/core';
 import { OwnTransactionError } from '@service-pay/core/node';
-import { type ConformanceCase, samplePaymentPaidEvent, transactionalStoreConformance } from '@service-pay/core/testing';
+import {
+  type ConformanceCase,
+  latch,
+  samplePaymentPaidEvent,
+  transactionalStoreConformance,
+} from '@service-pay/core/testing';
 
 /** What the cases use of a store: the transactional seam, `migrate` and `prune`. */
 export type OrmStore<Tx> = TransactionalStore<Tx> & {
@@ -143,24 +148,18 @@ export function ormStoreCases<Tx>(client: () => OrmClient<Tx>, database: OrmData
       name: 'answers a delivery whose key another transaction holds at once (409), then credits once',
       run: async () => {
         const event = samplePaymentPaidEvent();
-        let release: () => void = () => {};
-        const gate = new Promise<void>((resolve) => {
-          release = resolve;
-        });
-        let entered: () => void = () => {};
-        const inside = new Promise<void>((resolve) => {
-          entered = resolve;
-        });
+        const release = latch();
+        const entered = latch();
         const handle = handler(async (paid, tx) => {
           await client().write(tx, paid.paymentId);
-          entered();
-          await gate;
+          entered.open();
+          await release.opened;
         });
         const first = handle(delivery(event, 1));
-        await inside;
+        await entered.opened;
         // Answered while the holder is parked (it is released only below): nothing waits for it.
         assert.equal((await handle(delivery(event, 2))).status, 409);
-        release();
+        release.open();
         assert.equal((await first).status, 200);
         assert.match((await handle(delivery(event, 3))).body, /duplicate/);
         assert.equal(await client().count(event.paymentId), 1);
@@ -268,4 +267,36 @@ export function ormStoreCases<Tx>(client: () => OrmClient<Tx>, database: OrmData
       },
     },
   ];
+}
+
+/**
+ * `ormStoreCases` on a client the suite opens itself: `open` before the cases (the runner's `beforeAll`),
+ * `close` after them (`afterAll`).
+ *
+ * @example
+ * ```ts
+ * const suite = ormStoreSuite(openKnex, { param: '$1', keyColumn: 'key', dropClaimSupport });
+ * beforeAll(suite.open);
+ * afterAll(suite.close);
+ * for (const c of suite.cases) it(c.name, c.run);
+ * ```
+ */
+export function ormStoreSuite<Tx>(
+  open: () => Promise<OrmClient<Tx>>,
+  database: OrmDatabase,
+): { open: () => Promise<void>; close: () => Promise<void>; cases: ConformanceCase[] } {
+  let opened: OrmClient<Tx> | undefined;
+  const client = () => {
+    if (opened === undefined) throw new Error('ormStoreSuite: the cases ran before open() (call it in beforeAll).');
+    return opened;
+  };
+  return {
+    open: async () => {
+      opened = await open();
+    },
+    close: async () => {
+      await opened?.close();
+    },
+    cases: ormStoreCases(client, database),
+  };
 }

@@ -135,3 +135,29 @@ function mysqlReader(onCommand: () => void) {
     }
   };
 }
+
+/** Each protocol's server port when its URL names none. */
+const DEFAULT_PORTS: Record<WireProtocol, number> = { postgres: 5432, mysql: 3306 };
+
+/**
+ * Starts a round-trip proxy in front of the server the URL in `process.env[variable]` names (`fallback`
+ * when unset), and points that variable at the proxy: clients that read it when their modules load (import
+ * them after this) connect through it.
+ *
+ * @example
+ * ```ts
+ * const proxy = await proxyServerOf('postgres', 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/test');
+ * const { ORM_CLIENTS } = await import('./support/orm-clients.js');
+ * ```
+ */
+export async function proxyServerOf(
+  protocol: WireProtocol,
+  variable: string,
+  fallback: string,
+): Promise<RoundTripProxy> {
+  const target = new URL(process.env[variable] ?? fallback);
+  const proxy = await startRoundTripProxy(protocol, Number(target.port || DEFAULT_PORTS[protocol]));
+  target.port = String(proxy.port);
+  process.env[variable] = target.toString();
+  return proxy;
+}

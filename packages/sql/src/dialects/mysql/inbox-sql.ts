@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { InboxRecord } from '@service-pay/core';
 import type { Statement } from '../../client.js';
+import { inboxRowValues } from '../../inbox-row.js';
 import type { TableName } from './table-name.js';
 
 /**
@@ -57,15 +58,7 @@ export class InboxSql {
   record(key: string, fingerprint: string, record: InboxRecord): Statement {
     return {
       sql: `INSERT INTO ${this.table.sql} (\`key\`, fingerprint, payment_id, delivery_id, source, outcome, reason) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      values: [
-        key,
-        fingerprint,
-        record.paymentId,
-        record.deliveryId ?? null,
-        record.source,
-        record.outcome,
-        record.reason ?? null,
-      ],
+      values: inboxRowValues(key, fingerprint, record),
     };
   }
 

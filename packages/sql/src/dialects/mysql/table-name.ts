@@ -1,4 +1,4 @@
-import { DEFAULT_TABLE_NAME, tableNameParts } from '../../table-name.js';
+import { DEFAULT_TABLE_NAME, type InboxTableName, quotedTableName, type SqlStoreOptions } from '../../table-name.js';
 
 /** What the lock slots' table adds to the name, which must stay within 64 characters too. */
 const KEYS_SUFFIX = '_keys';
@@ -8,16 +8,9 @@ const KEYS_SUFFIX = '_keys';
  * identifier (letters, digits, `_`, `$`; not starting with a digit; at most 64 characters, MySQL's limit).
  * Parts are backtick-quoted, so the name is used exactly as given.
  */
-export interface TableName {
-  /** As given, e.g. `service_pay_inbox`. */
-  readonly name: string;
-  /** Quoted for SQL, e.g. `` `service_pay_inbox` ``. */
-  readonly sql: string;
+export interface TableName extends InboxTableName {
   /** The ORM stores' keys table beside it (`<name>_keys`), quoted. */
   readonly keysSql: string;
-  /** Quoted names of its indexes (index names are per table in MySQL). */
-  readonly createdAtIndexSql: string;
-  readonly paymentIdIndexSql: string;
 }
 
 const RULES = {
@@ -36,14 +29,27 @@ const RULES = {
  * ```
  */
 export function tableName(value: unknown = DEFAULT_TABLE_NAME, store = 'MySqlStore'): TableName {
-  const parts = tableNameParts(value, store, RULES);
-  const last = parts[parts.length - 1] as string;
-  const quote = (names: string[]) => names.map((part) => `\`${part}\``).join('.');
+  const { name, sql, table, qualified } = quotedTableName(value, store, RULES, (part) => `\`${part}\``);
   return {
-    name: parts.join('.'),
-    sql: quote(parts),
-    keysSql: quote([...parts.slice(0, -1), `${last}${KEYS_SUFFIX}`]),
+    name,
+    sql,
+    keysSql: qualified(`${table}${KEYS_SUFFIX}`),
+    // Index names are per table in MySQL: the same two on every inbox.
     createdAtIndexSql: '`service_pay_created_at_idx`',
     paymentIdIndexSql: '`service_pay_payment_id_idx`',
   };
+}
+
+/**
+ * The options of the ORM stores on MySQL and MariaDB beside their client: the inbox table (`database.name`, with
+ * room for its `_keys` table) and `autoMigrate`.
+ *
+ * @example
+ * ```ts
+ * const options: MySqlTableOptions = { tableName: 'shop.service_pay_inbox', autoMigrate: false };
+ * ```
+ */
+export interface MySqlTableOptions extends SqlStoreOptions {
+  /** `name` or `database.name`, at most 59 characters; default `service_pay_inbox` (and `<name>_keys`). */
+  tableName?: string | undefined;
 }

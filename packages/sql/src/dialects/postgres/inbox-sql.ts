@@ -1,4 +1,5 @@
 import type { InboxDraft, InboxRecord } from '@service-pay/core';
+import { inboxRowValues } from '../../inbox-row.js';
 import { quoteLiteral, quoteNullable } from './sql-text.js';
 import type { TableName } from './table-name.js';
 
@@ -111,15 +112,7 @@ $service_pay$`;
 
   /** The INSERT of one inbox row, its values written in as literals. */
   insert(key: string, fingerprint: string, record: InboxRecord): string {
-    const values = [
-      quoteLiteral(key),
-      quoteLiteral(fingerprint),
-      quoteLiteral(record.paymentId),
-      quoteNullable(record.deliveryId),
-      quoteLiteral(record.source),
-      quoteLiteral(record.outcome),
-      quoteNullable(record.reason),
-    ].join(', ');
+    const values = inboxRowValues(key, fingerprint, record).map(quoteNullable).join(', ');
     return `INSERT INTO ${this.table.sql} (key, fingerprint, payment_id, delivery_id, source, outcome, reason) VALUES (${values})`;
   }
 

@@ -25,6 +25,6 @@ export function quoteLiteral(value: string): string {
 }
 
 /** A nullable string as a literal or `NULL`. */
-export function quoteNullable(value: string | undefined): string {
-  return value === undefined ? 'NULL' : quoteLiteral(value);
+export function quoteNullable(value: string | null | undefined): string {
+  return value === undefined || value === null ? 'NULL' : quoteLiteral(value);
 }

@@ -1,5 +1,6 @@
 import type { InboxRecord } from '@service-pay/core';
 import type { Statement } from '../../client.js';
+import { inboxRowValues } from '../../inbox-row.js';
 import type { TableName } from './table-name.js';
 
 /**
@@ -45,16 +46,7 @@ export class InboxSql {
   record(key: string, fingerprint: string, record: InboxRecord): Statement {
     return {
       sql: this.#insert,
-      values: [
-        key,
-        fingerprint,
-        record.paymentId,
-        record.deliveryId ?? null,
-        record.source,
-        record.outcome,
-        record.reason ?? null,
-        Date.now(),
-      ],
+      values: [...inboxRowValues(key, fingerprint, record), Date.now()],
     };
   }
 

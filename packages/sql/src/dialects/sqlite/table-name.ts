@@ -1,19 +1,11 @@
-import { DEFAULT_TABLE_NAME, tableNameParts } from '../../table-name.js';
+import { DEFAULT_TABLE_NAME, type InboxTableName, quotedTableName, type SqlStoreOptions } from '../../table-name.js';
 
 /**
  * The inbox table's name, checked once and quoted for SQL: `name`, or `schema.name` for an attached
  * database. Each part a plain identifier (letters, digits, `_`; not starting with a digit; at most 64
  * characters). Parts are double-quoted, so the name is used exactly as given.
  */
-export interface TableName {
-  /** As given, e.g. `service_pay_inbox`. */
-  readonly name: string;
-  /** Quoted for SQL, e.g. `"service_pay_inbox"`. */
-  readonly sql: string;
-  /** Quoted names of its indexes (in the table's schema). */
-  readonly createdAtIndexSql: string;
-  readonly paymentIdIndexSql: string;
-}
+export type TableName = InboxTableName;
 
 const RULES = { qualifier: 'schema', maxLength: 64 } as const;
 
@@ -26,15 +18,26 @@ const RULES = { qualifier: 'schema', maxLength: 64 } as const;
  * ```
  */
 export function tableName(value: unknown = DEFAULT_TABLE_NAME, store = 'SqliteStore'): TableName {
-  const parts = tableNameParts(value, store, RULES);
-  const quoted = parts.map((part) => `"${part}"`);
-  const table = parts[parts.length - 1] as string;
+  const { name, sql, table, qualified } = quotedTableName(value, store, RULES, (part) => `"${part}"`);
   // An index lives in its table's schema: `"schema"."index"` (SQLite's syntax), and is created ON the bare table.
-  const index = (suffix: string) => [...quoted.slice(0, -1), `"${table}${suffix}"`].join('.');
   return {
-    name: parts.join('.'),
-    sql: quoted.join('.'),
-    createdAtIndexSql: index('_created_at_idx'),
-    paymentIdIndexSql: index('_payment_id_idx'),
+    name,
+    sql,
+    createdAtIndexSql: qualified(`${table}_created_at_idx`),
+    paymentIdIndexSql: qualified(`${table}_payment_id_idx`),
   };
+}
+
+/**
+ * The options of the ORM stores on SQLite beside their client: the inbox table (in an attached database's
+ * schema or not) and `autoMigrate`.
+ *
+ * @example
+ * ```ts
+ * const options: SqliteTableOptions = { tableName: 'main.service_pay_inbox' };
+ * ```
+ */
+export interface SqliteTableOptions extends SqlStoreOptions {
+  /** `name` or `schema.name` of an attached database; default `service_pay_inbox`. */
+  tableName?: string | undefined;
 }

@@ -1,0 +1,154 @@
+import { type ClientGuard, clientGuard, OwnTransactionError } from '@service-pay/core/node';
+import type { Kysely, Transaction } from 'kysely';
+import { statementRefusal } from '../statement-kind.js';
+
+/**
+ * The error what cannot join the delivery's transaction gets, when sent through the app's Kysely instance
+ * during a delivery on a database of one connection (SQLite): a `stream()` or `db.connection()` needs the
+ * connection itself, which the delivery's transaction holds, so it would wait for the delivery while the
+ * handler waits for it, until the delivery's deadline. Code `CONNECTION_HELD_BY_DELIVERY`.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof ConnectionHeldError) console.error('run it through ctx.tx');
+ * ```
+ */
+export class ConnectionHeldError extends Error {
+  /** Stable code for logs and tests. */
+  readonly code = 'CONNECTION_HELD_BY_DELIVERY';
+
+  constructor(store: string, via: string) {
+    super(
+      `${store}: onPaymentPaid asked the app's own db for its connection (${via}) while the delivery's ` +
+        "transaction holds the database's only connection: it would wait for the delivery, which waits for " +
+        "it. Run it through ctx.tx instead: it is the same connection, in the delivery's transaction.",
+    );
+    this.name = 'ConnectionHeldError';
+  }
+}
+
+/** Statements that begin or end a transaction (a savepoint's ROLLBACK TO is the handler's own business). */
+const CONTROLS = /^[\s(]*(begin|start\s+transaction|commit|end|rollback(?!\s+to\b))\b/i;
+
+/** Executor methods that answer another executor on the same connections (`withSchema`, `withPlugin`). */
+const DERIVING = ['withPlugin', 'withPluginAtFront', 'withoutPlugins'] as const;
+
+/**
+ * On one connection, the delivery's transaction open on it (at most one at a time there), per `db`: what
+ * a query of `db` sent during that delivery runs in.
+ */
+export interface HeldConnection {
+  tx: Transaction<unknown> | undefined;
+}
+
+const heldConnections = new WeakMap<object, HeldConnection>();
+
+/**
+ * Guards the app's Kysely instance given to a store, through its public executor (`db.getExecutor()`, whose
+ * `executeQuery` every builder's `execute()` calls, judged at the call, in the context that made it) and
+ * the executors derived from it (`db.withSchema()`, `withPlugin`), each wrapped once as own properties,
+ * nothing of Kysely's internals. `ctx.tx` runs on an executor of its own and is never judged here.
+ *
+ * During a delivery of a store given `db`, a statement through `db` that opens or ends a transaction is
+ * refused (`OwnTransactionError`), and:
+ * - on a pool (`oneConnection: false`), a write is refused (`WriteOutsideTransactionError`): it would commit
+ *   apart from the delivery; reads pass;
+ * - on one connection (SQLite), every other query joins the delivery's transaction, as a statement on a
+ *   better-sqlite3 connection does: left to Kysely it would wait for the connection the delivery holds, hang
+ *   the handler until its deadline, then run on its own and commit what the delivery rolled back. What cannot
+ *   join (`stream()`, `db.connection()`) is refused (`ConnectionHeldError`).
+ *
+ * Answers where the store notes the transaction it holds open (one connection only).
+ *
+ * @example
+ * ```ts
+ * const held = guardKyselyExecutor(db, scope, 'KyselyStore', { oneConnection: true });
+ * await own.transaction().execute(async (tx) => { held.tx = tx; ... });
+ * ```
+ */
+export function guardKyselyExecutor(
+  db: Kysely<unknown>,
+  scope: object,
+  store: string,
+  { oneConnection }: { oneConnection: boolean },
+): HeldConnection {
+  const executor = db.getExecutor();
+  const guard = clientGuard(executor, scope, store);
+  let held = heldConnections.get(executor);
+  if (held === undefined) {
+    held = { tx: undefined };
+    heldConnections.set(executor, held);
+    // Every store given this db shares the executor's guard and its one wrapping.
+    guardExecutor(executor, guard, oneConnection ? held : undefined);
+  }
+  return held;
+}
+
+/**
+ * Wraps the executor's public methods as own properties. A derived executor (`withSchema`) is judged by the
+ * guard of the `db` it came from, so it knows every store given that `db`.
+ */
+function guardExecutor(executor: object, guard: ClientGuard, held: HeldConnection | undefined): void {
+  /** Set while the original `executeQuery` asks for its connection, which it does synchronously. */
+  let judged = false;
+
+  wrapOwn(executor, 'executeQuery', (original, args) => {
+    const inside = guard.storeWork() ? undefined : guard.running();
+    if (inside !== undefined) {
+      const text = (args[0] as { sql?: unknown } | null | undefined)?.sql;
+      if (held !== undefined && typeof text === 'string' && CONTROLS.test(text)) {
+        // Joined, it would begin, commit or roll back the delivery's own transaction.
+        const head = text.trim().split(/\s+/).slice(0, 2).join(' ');
+        return inside.delivery.refuse(new OwnTransactionError(inside.store, `db with ${head}`));
+      }
+      if (held === undefined) {
+        const error = statementRefusal(inside.store, text, 'db');
+        if (error !== undefined) return inside.delivery.refuse(error);
+      } else if (held.tx !== undefined) {
+        const join = held.tx.getExecutor().executeQuery as (...a: unknown[]) => unknown;
+        return join.apply(held.tx.getExecutor(), args);
+      }
+    }
+    judged = true;
+    try {
+      return original(...args);
+    } finally {
+      judged = false;
+    }
+  });
+
+  if (held !== undefined) {
+    wrapOwn(executor, 'provideConnection', (original, args) => {
+      const inside = judged || guard.storeWork() ? undefined : guard.running();
+      if (inside !== undefined && held.tx !== undefined) {
+        return inside.delivery.refuse(new ConnectionHeldError(inside.store, 'stream() or db.connection()'));
+      }
+      return original(...args);
+    });
+  }
+
+  for (const method of DERIVING) {
+    wrapOwn(executor, method, (original, args) => {
+      const derived = original(...args);
+      if (derived !== null && typeof derived === 'object') guardExecutor(derived, guard, held);
+      return derived;
+    });
+  }
+}
+
+/** Replaces `target[method]` by an own property calling `wrapper` with the original bound to `this`. */
+function wrapOwn(
+  target: object,
+  method: string,
+  wrapper: (original: (...args: unknown[]) => unknown, args: unknown[]) => unknown,
+): void {
+  const original = (target as Record<string, unknown>)[method];
+  if (typeof original !== 'function') return;
+  Object.defineProperty(target, method, {
+    configurable: true,
+    writable: true,
+    value: function guarded(this: unknown, ...args: unknown[]) {
+      return wrapper((...a: unknown[]) => (original as (...b: unknown[]) => unknown).apply(this, a), args);
+    },
+  });
+}
