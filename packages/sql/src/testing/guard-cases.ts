@@ -88,7 +88,9 @@ function handlerOn<Tx>(store: TransactionalStore<Tx>, onPaymentPaid: Handler<Tx>
     onPaymentPaid: onPaymentPaid as never,
   });
   const codeOf = () => (logged.at(-1)?.err as { code?: unknown } | undefined)?.code;
-  return { handle, logged, codeOf };
+  /** The log line's own code: a refusal is the handler's failure (HANDLER_FAILED), never a commit fault. */
+  const loggedAs = () => logged.at(-1)?.code;
+  return { handle, logged, codeOf, loggedAs };
 }
 
 function expect(condition: boolean, what: string): void {
@@ -159,7 +161,7 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
     add('a refused global write the handler caught, or never awaited, still fails the delivery', async () => {
       for (const how of ['caught', 'not awaited'] as const) {
         const event = samplePaymentPaidEvent();
-        const { handle, codeOf } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+        const { handle, codeOf, loggedAs } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
           if (how === 'caught') await Promise.resolve(subject.globalWrite(paid.paymentId)).catch(() => {});
           // Started (a lazy client sends a query only once `then` is called) and left to run.
           else void subject.globalWrite(paid.paymentId).then(undefined, () => {});
@@ -167,6 +169,7 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
         });
         expect((await handle(delivery(event))).status === 500, `a ${how} refusal to answer 500`);
         expect(codeOf() === 'WRITE_OUTSIDE_TRANSACTION', `WRITE_OUTSIDE_TRANSACTION (${how})`);
+        expect(loggedAs() === 'HANDLER_FAILED', `logged as HANDLER_FAILED (${how}), got ${String(loggedAs())}`);
         expect((await subject.count(event.paymentId)) === 0, `no global credit (${how})`);
         expect((await subject.count(`${event.paymentId}:tx`)) === 0, `the ctx.tx write rolled back (${how})`);
       }
@@ -186,7 +189,7 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
   add('an un-awaited ctx.tx write is never a silent loss', async () => {
     const event = samplePaymentPaidEvent();
     let calls = 0;
-    const { handle, codeOf } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+    const { handle, codeOf, loggedAs } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
       calls += 1;
       if (calls === 1) void subject.startWrite(ctx.tx, paid.paymentId);
       else await subject.write(ctx.tx, paid.paymentId);
@@ -195,6 +198,7 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
     if (subject.lazy) {
       expect(first.status === 500, 'a lazy client to refuse the delivery');
       expect(codeOf() === 'QUERY_NOT_AWAITED', `QUERY_NOT_AWAITED, got ${String(codeOf())}`);
+      expect(loggedAs() === 'HANDLER_FAILED', `logged as HANDLER_FAILED, got ${String(loggedAs())}`);
       expect((await subject.count(event.paymentId)) === 0, 'nothing credited');
       expect((await handle(delivery(event))).status === 200, 'the retry to credit');
     } else {
