@@ -160,7 +160,6 @@ function storeOp(store, credit) {
  * any app with OpenTelemetry or a request context. `ICOUNT_HAND_WITHOUT_ALS=1` counts it without.
  */
 function handOp(transaction, insertInbox, credit) {
-  if (process.env.ICOUNT_HAND_WITHOUT_ALS !== '1') new AsyncLocalStorage().enterWith({});
   return async (d) => {
     const { event, deliveryId } = await verifyWebhook({ rawBody: d.body, headers: d.headers }, VERIFY);
     const key = `payment.paid:${event.paymentId}`;
@@ -224,6 +223,8 @@ for (const [name, make] of Object.entries(clients)) {
           const client = make();
           await client.store.migrate();
           const items = await tables(size);
+          // Only in the hand-rolled side's process: a second storage in the store's would cost its promises more.
+          if (side === 'hand' && process.env.ICOUNT_HAND_WITHOUT_ALS !== '1') new AsyncLocalStorage().enterWith({});
           const op = side === 'store' ? storeOp(client.store, client.storeCredit) : client.hand;
           return { pool: items, op };
         },
