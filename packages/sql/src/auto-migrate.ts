@@ -100,18 +100,27 @@ export class AutoMigration {
     try {
       return await attempt();
     } catch (error) {
-      if (!(error instanceof MissingTableError)) throw error;
-      if (!this.enabled) {
-        if (error.message.includes('autoMigrate')) throw error;
-        throw new MissingTableError(`${error.message.replace(/\.$/, '')}, ${AUTO_MIGRATE_HINT}.`, {
-          cause: error.cause,
-        });
-      }
-      this.#migrating ??= this.migrate().finally(() => {
-        this.#migrating = undefined;
-      });
-      await this.#migrating;
-      return await attempt();
+      return await this.recover(error, attempt);
     }
+  }
+
+  /**
+   * What `run` does once `attempt` has failed with `error`: for a missing table, migrate (when enabled) and
+   * run `retry` once; anything else is thrown as it is. For a caller on a hot path that catches the error
+   * itself, where `run`'s extra async frame on every call was measurable.
+   */
+  async recover<T>(error: unknown, retry: () => Promise<T>): Promise<T> {
+    if (!(error instanceof MissingTableError)) throw error;
+    if (!this.enabled) {
+      if (error.message.includes('autoMigrate')) throw error;
+      throw new MissingTableError(`${error.message.replace(/\.$/, '')}, ${AUTO_MIGRATE_HINT}.`, {
+        cause: error.cause,
+      });
+    }
+    this.#migrating ??= this.migrate().finally(() => {
+      this.#migrating = undefined;
+    });
+    await this.#migrating;
+    return await retry();
   }
 }

@@ -10,8 +10,8 @@ import { endedError, nestedTransactionError } from './transaction-errors.js';
 export interface HeldSessionContext<Tx, Table extends { readonly name: string }>
   extends Pick<SqlBinding<Tx, Table>, 'store' | 'client' | 'dialect' | 'scope'> {
   readonly table: Table;
-  /** Sends an interruption from another connection of the client's pool. */
-  readonly interrupt: (how: Interruption) => Promise<void>;
+  /** Sends an interruption of `session` (as the claim named it) from another connection of the client's pool. */
+  readonly interrupt: (session: unknown, how: Interruption) => Promise<void>;
 }
 
 /**
@@ -34,6 +34,8 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     private readonly fingerprint: string,
     /** The claim wrote the inbox row (outcome credited, from the same attempt as the commit's record). */
     private readonly written: boolean,
+    /** The connection's session as the claim named it, for interrupting it. */
+    private readonly session: unknown,
   ) {
     const { store, client, dialect } = context;
     const ended = () => this.#ended;
@@ -69,7 +71,8 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     if (this.#ended) throw endedError(store);
     // What the handler started and did not await lands (or fails) first, while the guards still hold: an
     // un-awaited chain may still write beside ctx.tx meanwhile.
-    const unfinished = await this.#pending.settle();
+    // Nothing in flight (the usual case): no wait, so no promise of its own.
+    const unfinished = this.#pending.waiting ? await this.#pending.settle() : this.#pending.unawaited();
     const holding = this.#delivery.settled(); // app work a client guard has yet to judge (DeliveryGuard.hold)
     if (holding !== undefined) await holding;
     if (this.#ended) throw endedError(store); // rolled back meanwhile (the commit's deadline)
@@ -106,6 +109,9 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     this.#delivery.end();
     if (this.#ended) return;
     this.#ended = true;
-    await rollBackInterrupting(() => this.held.rollback(), this.context.interrupt);
+    await rollBackInterrupting(
+      () => this.held.rollback(),
+      (how) => this.context.interrupt(this.session, how),
+    );
   }
 }

@@ -44,6 +44,13 @@ class Observed<T> extends Promise<T> {
 }
 
 const promiseThen = Promise.prototype.then;
+
+/**
+ * Each proxy a handler was given, to the client's own object behind it (unwrapped when passed back to the
+ * client). One map for every delivery: a proxy belongs to one delivery, and a map per delivery was one more
+ * allocation on each.
+ */
+const TARGETS = new WeakMap<object, object>();
 const ignore = () => {};
 
 /** What a lazy query is, for the error: how it was built (`ctx.tx.insert(…).values(…)`). */
@@ -60,10 +67,10 @@ interface Lazy {
  * `QueryNotAwaitedError`. An un-awaited read loses nothing and is let go.
  */
 export class PendingQueries {
-  readonly #eager = new Set<{ original: Promise<unknown>; observed: Observed<unknown> }>();
-  readonly #lazy = new Map<object, Lazy>();
+  /** Made on first use, as are the other collections: a handler starts one or two queries, many none. */
+  #eager: Set<{ original: Promise<unknown>; observed: Observed<unknown> }> | undefined;
+  #lazy: Map<object, Lazy> | undefined;
   readonly #proxies = new WeakMap<object, object>();
-  readonly #targets = new WeakMap<object, object>();
   /** How each object the handler got was built (`insert.values`), for the error. */
   readonly #names = new WeakMap<object, string>();
 
@@ -74,15 +81,21 @@ export class PendingQueries {
     return this.#wrap(tx as object, 0) as Tx;
   }
 
+  /** True while an eager query the handler started has not succeeded: `settle` has something to wait for. */
+  get waiting(): boolean {
+    return this.#eager !== undefined && this.#eager.size > 0;
+  }
+
   /**
    * Waits for the eager queries and answers the delivery's failure, if any: an eager query that failed
    * unobserved, or a lazy write never awaited.
    */
   async settle(): Promise<Error | undefined> {
     let failure: unknown;
-    while (this.#eager.size > 0) {
-      const entries = [...this.#eager];
-      this.#eager.clear();
+    const eager = this.#eager;
+    while (eager !== undefined && eager.size > 0) {
+      const entries = [...eager];
+      eager.clear();
       for (const entry of entries) {
         try {
           await entry.original;
@@ -92,6 +105,12 @@ export class PendingQueries {
       }
     }
     if (failure !== undefined) return failure instanceof Error ? failure : new Error(String(failure));
+    return this.unawaited();
+  }
+
+  /** A lazy write the handler never awaited, as the delivery's failure (nothing to wait for: see `settle`). */
+  unawaited(): Error | undefined {
+    if (this.#lazy === undefined) return undefined;
     for (const [target, lazy] of this.#lazy) {
       if (isRead(target, lazy)) continue;
       return new QueryNotAwaitedError(this.store, lazy.method);
@@ -113,7 +132,7 @@ export class PendingQueries {
         if (typeof member === 'function' && property !== 'constructor') {
           if (property === 'then' || property === 'catch' || property === 'finally') {
             return (...args: unknown[]) => {
-              pending.#lazy.delete(target);
+              pending.#lazy?.delete(target);
               return (member as (...a: unknown[]) => unknown).apply(target, args);
             };
           }
@@ -121,7 +140,7 @@ export class PendingQueries {
             const result = (member as (...a: unknown[]) => unknown).apply(target, pending.#unwrapped(args));
             if (result === target) return proxy;
             // A builder method chained onto a query makes a new query: the old one is superseded.
-            pending.#lazy.delete(target);
+            pending.#lazy?.delete(target);
             return pending.#result(result, `${pending.#names.get(target) ?? 'ctx.tx'}.${String(property)}(…)`);
           };
         }
@@ -134,19 +153,23 @@ export class PendingQueries {
       },
     });
     this.#proxies.set(value, proxy);
-    this.#targets.set(proxy, value);
+    TARGETS.set(proxy, value);
     return proxy;
   }
 
   /** Arguments as the client expects them (its own objects, not our proxies); a query passed on is used. */
   #unwrapped(args: unknown[]): unknown[] {
-    return args.map((arg) => {
-      const target =
-        typeof arg === 'object' || typeof arg === 'function' ? this.#targets.get(arg as object) : undefined;
-      if (target === undefined) return arg;
-      this.#lazy.delete(target);
-      return target;
-    });
+    // Most calls pass none of our proxies: the arguments as they are, no copy.
+    let unwrapped: unknown[] | undefined;
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i];
+      const target = typeof arg === 'object' || typeof arg === 'function' ? TARGETS.get(arg as object) : undefined;
+      if (target === undefined) continue;
+      this.#lazy?.delete(target);
+      unwrapped ??= [...args];
+      unwrapped[i] = target;
+    }
+    return unwrapped ?? args;
   }
 
   #result(result: unknown, method: string): unknown {
@@ -155,16 +178,28 @@ export class PendingQueries {
     this.#names.set(result as object, method);
     if (typeof then !== 'function') return this.#wrap(result as object, 1);
     if (result instanceof Promise && result.constructor === Promise) {
+      this.#eager ??= new Set();
+      const eager = this.#eager;
+      // One reaction on the query does both: the handler's promise settles, and a query that succeeded
+      // leaves the set (a failed one stays, for `settle` to judge).
+      const entry = { original: result, observed: undefined as unknown as Observed<unknown> };
       const observed = new Observed<unknown>((resolve, reject) => {
-        promiseThen.call(result, resolve, reject);
+        promiseThen.call(
+          result,
+          (value: unknown) => {
+            eager.delete(entry);
+            resolve(value);
+          },
+          reject,
+        );
       });
+      entry.observed = observed;
       // Marked handled without counting as looked at: an unobserved failure fails the delivery instead.
       promiseThen.call(observed, undefined, ignore);
-      const entry = { original: result, observed };
-      this.#eager.add(entry);
-      promiseThen.call(result, () => this.#eager.delete(entry), ignore);
+      eager.add(entry);
       return observed;
     }
+    this.#lazy ??= new Map();
     this.#lazy.set(result as object, { method });
     return this.#wrap(result as object, 1);
   }

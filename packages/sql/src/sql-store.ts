@@ -91,12 +91,23 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
   readonly #binding: SqlBinding<Tx, Table>;
   readonly #table: Table;
   readonly #auto: AutoMigration;
+  /** What every held session of this store shares: made once, not per delivery. */
+  readonly #context: HeldSessionContext<Tx, Table>;
 
   protected constructor(binding: SqlBinding<Tx, Table>) {
     this.#binding = binding;
     this.#table = binding.dialect.table(binding.options.tableName, binding.store);
     this.tableName = this.#table.name;
     this.#auto = new AutoMigration(autoMigrateOption(binding.options.autoMigrate, binding.store), () => this.migrate());
+    const { store, client, dialect, scope } = binding;
+    this.#context = {
+      store,
+      client,
+      dialect,
+      scope,
+      table: this.#table,
+      interrupt: (session, how) => this.#interrupt(session, how),
+    };
   }
 
   /**
@@ -104,10 +115,16 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
    * (`in-progress`, without waiting) or it was recorded before (`completed`, with the recorded fingerprint).
    */
   begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>> {
-    return this.#auto.run(() => this.#begin(key, fingerprint, draft));
+    return this.#begin(key, fingerprint, draft, false);
   }
 
-  async #begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<Tx>> {
+  /** `begin`; a claim that meets a missing table is retried once (`retried`) after auto-migration. */
+  async #begin(
+    key: string,
+    fingerprint: string,
+    draft: InboxDraft | undefined,
+    retried: boolean,
+  ): Promise<TransactionClaim<Tx>> {
     const { store, client, dialect } = this.#binding;
     const table = this.#table;
     if (client.busy?.()) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
@@ -129,18 +146,18 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
       if (dialect.isLockBusy(error)) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
       const explained = dialect.explainError(error, table, store, this.#auto.enabled);
       // With autoMigrate on, the store creates what is missing: the message is only read when it is off.
-      throw explained instanceof MissingTableError && !this.#auto.enabled
-        ? await this.#whatIsMissing(explained)
-        : explained;
+      const failure =
+        explained instanceof MissingTableError && !this.#auto.enabled
+          ? await this.#whatIsMissing(explained)
+          : explained;
+      if (retried) throw failure;
+      return this.#auto.recover(failure, () => this.#begin(key, fingerprint, draft, true));
     }
     if (claim.state === 'free') {
-      const session = claim.session;
-      const context: HeldSessionContext<Tx, Table> = {
-        ...this.#binding,
-        table,
-        interrupt: (how) => this.#interrupt(session, how),
+      return {
+        state: 'claimed',
+        session: new HeldSession(this.#context, held, key, fingerprint, claim.written, claim.session),
       };
-      return { state: 'claimed', session: new HeldSession(context, held, key, fingerprint, claim.written) };
     }
     // Nothing to do in this transaction; a failed rollback leaves nothing behind either (the server rolls
     // back what a dropped connection held).

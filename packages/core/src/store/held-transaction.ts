@@ -35,6 +35,21 @@ class RollbackRequested extends Error {
 }
 
 /**
+ * A RollbackRequested made without its stack: nobody reads it (the error never leaves `holdTransaction`),
+ * and capturing it was the largest single cost of a duplicate's client-side work (every duplicate rolls
+ * back; 4-5% of a delivery's CPU in a profile of KyselyStore).
+ */
+function rollbackRequest(): RollbackRequested {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new RollbackRequested();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/**
  * Opens a callback-style transaction (Prisma `$transaction`, Drizzle, Kysely, Knex, TypeORM, postgres.js
  * `begin`, ...) and keeps it open until the pipeline decides: the seam for transactional stores on clients
  * whose transactions end when their callback returns. Resolves with the held transaction once the callback
@@ -66,7 +81,8 @@ export function holdTransaction<Tx>(
       decide = resolve;
     });
     let started = false;
-    const rollbackRequested = new RollbackRequested();
+    // Made when a rollback is asked for: a delivery that commits never needs it.
+    let rollbackRequested: RollbackRequested | undefined;
 
     const work = async (tx: Tx): Promise<void> => {
       if (started) {
@@ -74,7 +90,9 @@ export function holdTransaction<Tx>(
       }
       started = true;
       resolveHeld({ tx, commit, rollback });
-      if (!(await decision)) throw rollbackRequested;
+      if (await decision) return;
+      rollbackRequested ??= rollbackRequest();
+      throw rollbackRequested;
     };
 
     let outcome: Promise<unknown>;
@@ -94,12 +112,15 @@ export function holdTransaction<Tx>(
       },
     );
 
-    async function commit(): Promise<void> {
+    // The client's own promise, not an async wrapper around it: one promise fewer on every delivery (its
+    // value, what the callback returned, is nothing).
+    function commit(): Promise<void> {
       decide(true);
-      await outcome;
+      return outcome as Promise<void>;
     }
 
     async function rollback(): Promise<unknown> {
+      rollbackRequested ??= rollbackRequest();
       decide(false);
       try {
         await outcome;
