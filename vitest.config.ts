@@ -3,7 +3,8 @@ import { defineConfig } from 'vitest/config';
 // Every package, the examples and the cross-package tests bring their own vitest config; this one only
 // gathers them, so `pnpm test` runs everything, in one run with one summary, by tiers (sequence.groupOrder
 // in each config): 0 unit and conformance, in parallel; 1 the packages' fault rows (vitest.faults.config.ts:
-// servers of their own killed and restarted), two files at a time; 2 test/faults, one at a time; 3 chaos.
+// servers of their own killed and restarted), two files at a time; 2 test/faults, one at a time; 3 chaos;
+// 4 the merchant apps built from the tarballs (test/merchant-apps).
 export default defineConfig({
   test: {
     projects: [

@@ -8,9 +8,10 @@
 // the right store. Exit 1 on two credits (outside a cell the store warned about at start-up), a lost
 // credit, a wrong store name or a crash. `--keep` leaves the app folder; MERCHANT_ONLY=mysql2,Knex runs
 // only the clients whose label contains one of those words; `--results <file>` judges a kept results.json.
-// Not part of `pnpm test`: three whole runs took 5 min 47 s to 6 min 58 s on the shared 2-core machine,
-// most of it npm install (40-94 s) and compiling better-sqlite3 (150-187 s: its install script finds no
-// prebuilt binary where only the npm registry is reachable, and compiles SQLite from source).
+// The last group of `pnpm test` (test/merchant-apps). A whole run took 84-109 s on a quiet 2-core machine and
+// 5 min 47 s to 6 min 58 s on a loaded one, most of it npm install (18-94 s) and compiling better-sqlite3
+// (55-187 s: its install script finds no prebuilt binary where only the npm registry is reachable, and
+// compiles SQLite from source).
 // The env below is the one packages/test-kit's generatePrismaClient uses: this file runs on plain Node, which
 // cannot import test-kit's TypeScript sources.
 import { spawnSync } from 'node:child_process';
@@ -71,6 +72,7 @@ const clients = [
   'knex',
   'typeorm',
   'mysql2',
+  'mariadb',
   'better-sqlite3',
   'express',
   'tsx',
