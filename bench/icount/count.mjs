@@ -23,7 +23,7 @@ async function instructions(args) {
       process.execPath,
       '--predictable',
       '--single-threaded',
-      // Tier-up after a sixteenth of the usual work, so a short warm-up (harness.mjs) reaches the
+      // Tier-up after a sixteenth of the usual work, so a short warm-up (bench-kit's icount.mjs) reaches the
       // optimized code: with the default, the handler's last functions were compiled after 22,000 deliveries.
       '--interrupt-budget=8192',
       '--expose-gc',

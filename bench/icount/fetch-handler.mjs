@@ -1,9 +1,9 @@
 // One delivery through `createFetchHandler` (the Fetch API entry: Next.js, Hono, Bun, Deno, Workers) with
 // the memory store, for `../shared/tools/icount`: `node bench/icount/fetch-handler.mjs <contestant> <N> <K>`.
 // The Requests are built before the loop; the handler reads each body from its stream, as in production.
+
+import { deliveries, runContestant, SECRET } from '@service-pay/bench-kit/icount';
 import { createFetchHandler, MemoryDedupeStore } from '@service-pay/core';
-import { deliveries, SECRET } from './deliveries.mjs';
-import { runContestant } from './harness.mjs';
 
 export const CONTESTANTS = {
   /** A new payment per Request: body read from the stream, verified, claimed, credited, answered. */

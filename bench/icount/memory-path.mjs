@@ -1,12 +1,11 @@
 // One operation of the memory path, for `../shared/tools/icount` (instructions per operation under
-// valgrind; see bench/README.md). Run as `node bench/icount/memory-path.mjs <contestant> <N> <K>` (harness.mjs).
+// valgrind; see bench/README.md). Run as `node bench/icount/memory-path.mjs <contestant> <N> <K>` (bench-kit's icount.mjs).
 //
 // Plain JavaScript on the built packages: a TypeScript loader would add its own instructions to the
 // start-up that icount subtracts anyway, but also to the stack of every call it wraps.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { deliveries, runContestant, SECRET } from '@service-pay/bench-kit/icount';
 import { createWebhookHandler, MemoryDedupeStore, verifyWebhook } from '@service-pay/core';
-import { deliveries, SECRET } from './deliveries.mjs';
-import { runContestant } from './harness.mjs';
 
 export const CONTESTANTS = {
   /** The least a careful receiver does: HMAC, constant-time compare, window, JSON.parse. */

@@ -4,10 +4,10 @@
 // the store, the store-call bound, and the promise a real client would settle. Not Redis, and not
 // ioredis's command encoding (bench `pnpm bench redis` times those against a real server); this is the
 // part of a delivery our code owns, with nothing else moving under it.
+
+import { deliveries, runContestant, SECRET } from '@service-pay/bench-kit/icount';
 import { createWebhookHandler } from '@service-pay/core';
 import { RedisDedupeStore } from '@service-pay/redis';
-import { deliveries, SECRET } from './deliveries.mjs';
-import { runContestant } from './harness.mjs';
 
 /** What the store sends on its usual paths (SET ... GET, with or without NX), answered as Redis 7 would. */
 class InProcessRedis {

@@ -1,4 +1,4 @@
-// The one signed delivery every benchmark sends: the icount scripts (bench/icount/deliveries.mjs), the timed
+// The one signed delivery every benchmark sends: the icount scripts (bench-kit's icount.mjs), the timed
 // suites (fixtures.ts) and the adapter load's autocannon workers (signed-request.cjs). Plain CommonJS so that
 // all three load it as it is: ESM without a loader, TypeScript through tsx, and require() in a worker.
 const { signWebhook } = require('@service-pay/core');

@@ -19,14 +19,13 @@
 //
 // Plain JavaScript on the built packages (`pnpm -s build` first): no TypeScript loader on the stack.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { deliveries, runContestant, SECRET } from '@service-pay/bench-kit/icount';
 import { createWebhookHandler, verifyWebhook } from '@service-pay/core';
 import { sql as drizzleSql, eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { boolean, pgTable, text } from 'drizzle-orm/pg-core';
 import { Kysely, sql as kyselySql, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { deliveries, SECRET } from '../../../bench/icount/deliveries.mjs';
-import { runContestant } from '../../../bench/icount/harness.mjs';
 import { DrizzleStore } from '../dist/drizzle.js';
 import { KyselyStore } from '../dist/kysely.js';
 

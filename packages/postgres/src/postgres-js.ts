@@ -3,6 +3,8 @@ import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Sql, TransactionSql } from 'postgres';
 import { guardPostgresJs, postgresJsClient } from './clients/postgres-js.js';
 
+export { guardSql } from './clients/postgres-js.js';
+
 /**
  * Options of `PostgresJsStore`.
  *
@@ -26,17 +28,18 @@ export interface PostgresJsStoreOptions extends PostgresTableOptions {
  *
  * `ctx.tx` refuses BEGIN/COMMIT/ROLLBACK and any use after the delivery ended. In the handler,
  * `sql.begin(...)` and a write through `sql.unsafe(...)` on the `sql` given here are refused (a second
- * transaction, or a write, that would commit whatever happens to the delivery); the tagged template
- * `sql\`...\`` has no public hook and cannot be: write through `ctx.tx\`...\`` (the store says so once at
- * construction).
+ * transaction, or a write, that would commit whatever happens to the delivery); so is a write through the
+ * tagged template `sql\`...\`` when the app's `sql` is made with `guardSql(postgres(url))`, the only way to see
+ * that call (given a plain instance, the store says so once at construction).
  *
  * @example
  * ```ts
  * import { createWebhookHandler } from '@service-pay/core';
- * import { PostgresJsStore } from '@service-pay/postgres/postgres-js';
+ * import { guardSql, PostgresJsStore } from '@service-pay/postgres/postgres-js';
  * import postgres from 'postgres';
  *
- * const store = new PostgresJsStore({ sql: postgres(process.env.DATABASE_URL!) });
+ * export const sql = guardSql(postgres(process.env.DATABASE_URL!)); // the app's sql, everywhere
+ * const store = new PostgresJsStore({ sql });
  * await store.migrate();
  * const handle = createWebhookHandler({ secret, store, onPaymentPaid: async (event, ctx) => {
  *   await ctx.tx`update orders set paid = true where order_no = ${event.orderNo}`;

@@ -2,11 +2,13 @@ import type { PGlite } from '@electric-sql/pglite';
 import { type GuardSubject, writeGuardCases } from '@service-pay/sql/testing';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import postgres, { type TransactionSql } from 'postgres';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PostgresStore } from '../src/index.js';
 import { KyselyStore } from '../src/kysely.js';
 import type { PGliteTransaction } from '../src/pglite-types.js';
-import { openPGlite, openPool, uniqueName } from './support/database.js';
+import { guardSql, PostgresJsStore } from '../src/postgres-js.js';
+import { DATABASE_URL, openPGlite, openPool, uniqueName } from './support/database.js';
 
 /**
  * The write guard's cases (the delivery's transaction is the only way to write) on PostgresStore's own
@@ -130,4 +132,61 @@ describe("KyselyStore without its pool: writes through the app's db are still re
     },
   };
   for (const c of writeGuardCases(subject)) it(c.name, c.run);
+});
+
+describe("PostgresJsStore on guardSql's instance: the tagged template is refused too", () => {
+  // postgres.js's tagged template is the instance's own call: only the function the app calls can see it,
+  // so the app makes its `sql` with guardSql and gives the store that one.
+  let sql: ReturnType<typeof postgres>;
+  beforeAll(() => {
+    sql = guardSql(postgres(DATABASE_URL, { max: 10, onnotice: () => {} }));
+  });
+  afterAll(() => sql.end({ timeout: 5 }));
+  const subject: GuardSubject<TransactionSql> = {
+    store: () => new PostgresJsStore({ sql, tableName: inbox }),
+    lazy: true,
+    write: (tx, marker) => tx`insert into ${tx(marks)} (marker) values (${marker})`,
+    startWrite: (tx, marker) => tx`insert into ${tx(marks)} (marker) values (${marker})`,
+    globalWrite: (marker) => sql`insert into ${sql(marks)} (marker) values (${marker})`,
+    globalRead: () => sql`select * from ${sql(marks)} limit 1`,
+    ownTransactions: {
+      'sql.begin()': (marker) => sql.begin((t) => t`insert into ${t(marks)} (marker) values (${marker})`),
+      'sql`begin` on a reserved connection': async (marker) => {
+        const reserved = await sql.reserve();
+        try {
+          await reserved.unsafe('begin');
+          await reserved.unsafe(`insert into ${marks} (marker) values ($1)`, [marker]);
+          await reserved.unsafe('commit');
+        } finally {
+          reserved.release();
+        }
+      },
+    },
+    stepwise: ['sql`begin` on a reserved connection'],
+    count: async (marker) =>
+      Number((await pool.query(`select count(*)::int as n from ${marks} where marker = $1`, [marker])).rows[0].n),
+    poolOfOne: async () => {
+      const one = guardSql(postgres(DATABASE_URL, { max: 1, onnotice: () => {} }));
+      return {
+        store: new PostgresJsStore({ sql: one, tableName: inbox }),
+        write: (tx, marker) => tx`insert into ${tx(marks)} (marker) values (${marker})`,
+        globalWrite: (marker) => one`insert into ${one(marks)} (marker) values (${marker})`,
+        close: () => one.end({ timeout: 5 }),
+      };
+    },
+  };
+  for (const c of writeGuardCases(subject)) it(c.name, c.run);
+
+  it('a store given a guarded instance says nothing at start-up; given a plain one, it warns once', () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      new PostgresJsStore({ sql: guardSql(postgres(DATABASE_URL, { max: 1 })), tableName: inbox });
+      expect(warn).not.toHaveBeenCalled();
+      new PostgresJsStore({ sql: postgres(DATABASE_URL, { max: 1 }), tableName: inbox });
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0]?.[0])).toContain('guardSql');
+    } finally {
+      warn.mockRestore();
+    }
+  });
 });

@@ -24,7 +24,8 @@ const only = process.env.MERCHANT_ONLY?.split(',');
 // One merchant program per client (several setups of one program where the READMEs give more than one).
 const APPS = [
   ['node-postgres', 'driver.ts', 'postgres', 'PostgresStore'],
-  ['postgres.js', 'postgres-js.ts', 'postgres', 'PostgresJsStore'],
+  ['postgres.js (guardSql: README)', 'postgres-js.ts', 'postgres', 'PostgresJsStore'],
+  ['postgres.js (plain instance)', 'postgres-js.ts', 'postgres', 'PostgresJsStore', { SQL_SETUP: 'plain' }],
   ['Drizzle (node-postgres)', 'drizzle-pg.ts', 'postgres', 'DrizzleStore'],
   ['Kysely (pg, pool given)', 'kysely.ts', 'postgres', 'KyselyStore'],
   ['Knex (pg)', 'knex.ts', 'postgres', 'KnexStore'],

@@ -1,9 +1,12 @@
-// postgres.js, as packages/postgres/README.md sets it up (without the migrate call).
-import { PostgresJsStore } from '@service-pay/postgres/postgres-js';
+// postgres.js, as packages/postgres/README.md sets it up (without the migrate call): the app's sql made with
+// guardSql, so its tagged template is judged too. SQL_SETUP=plain gives the store a plain instance instead
+// (the tagged template then cannot be seen, and the store warns at start-up).
+import { guardSql, PostgresJsStore } from '@service-pay/postgres/postgres-js';
 import postgres from 'postgres';
 import { env, startShop } from './shop.ts';
 
-const sql = postgres(env.databaseUrl, { onnotice: () => {} });
+const plain = postgres(env.databaseUrl, { onnotice: () => {} });
+const sql = process.env.SQL_SETUP === 'plain' ? plain : guardSql(plain);
 const store = new PostgresJsStore({ sql, tableName: env.inbox });
 const insert = `insert into ${env.credits} (payment_id, client) values ($1, $2)`;
 

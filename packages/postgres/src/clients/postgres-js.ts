@@ -42,8 +42,9 @@ export function isPostgresJs(value: unknown): value is Sql {
  * Refuses, during a delivery of a store given `sql`, what the handler sends through the app's postgres.js
  * instance beside `ctx.tx` that the instance lets us see: `sql.begin(...)` (`OwnTransactionError`), a write
  * through `sql.unsafe(...)` (`WriteOutsideTransactionError`), and the same through a connection of
- * `sql.reserve()`. The tagged template `sql\`...\`` is the instance itself, with no public hook: it cannot
- * be refused, and the store says so once, at construction. Reads pass; a refusal is a rejected promise.
+ * `sql.reserve()`. The tagged template `sql\`...\`` is the instance's own call, which no method of it sees:
+ * judged when the app's `sql` is made with `guardSql`, otherwise the store says once, at construction, that
+ * it cannot be refused. Reads pass; a refusal is a rejected promise.
  *
  * @example
  * ```ts
@@ -52,19 +53,72 @@ export function isPostgresJs(value: unknown): value is Sql {
  */
 export function guardPostgresJs(sql: Sql, scope: object, store: string): void {
   const guard = clientGuard(sql, scope, store);
+  guards.set(sql, guard);
+  let stores = storesOf.get(sql);
+  if (stores === undefined) {
+    stores = [];
+    storesOf.set(sql, stores);
+  }
+  stores.push([scope, store]);
+  const given = stores;
   guardCalls(sql, guard, 'sql');
+  // Wrapped once, for every store given this instance: a reserved connection knows them all.
   wrapMethod(sql, guard, 'reserve', (original, args) =>
     (original(...args) as Promise<object>).then((reserved) => {
-      guardCalls(reserved, clientGuard(reserved, scope, store), 'a reserved connection');
+      let reservedGuard: ClientGuard | undefined;
+      for (const [s, name] of given) reservedGuard = clientGuard(reserved, s, name);
+      if (reservedGuard !== undefined) guardCalls(reserved, reservedGuard, 'a reserved connection');
       return reserved;
     }),
   );
+  if (tagged.has(sql)) return;
   sayUnguarded(
     sql,
     store,
     "writes through the app's sql`...` tagged template beside ctx.tx (sql.unsafe and sql.begin are refused)",
-    'write through ctx.tx`...` only',
+    "or make the app's instance with guardSql(postgres(url)) and give the store that one",
   );
+}
+
+/** The stores (scope, name) each instance was given, in order. */
+const storesOf = new WeakMap<object, Array<[object, string]>>();
+/** The guard of each instance given to a store, for the tagged-template calls `guardSql` judges. */
+const guards = new WeakMap<object, ClientGuard>();
+/** Instances made by `guardSql`: their tagged template is judged, so the store has nothing to warn about. */
+const tagged = new WeakSet<object>();
+
+/**
+ * The app's postgres.js instance with its tagged template judged too: `sql\`insert ...\`` sent beside
+ * `ctx.tx` during a delivery of a store given this instance is refused (`WriteOutsideTransactionError`,
+ * `OwnTransactionError` for `BEGIN`), judged at the call in the context that made it, as `sql.unsafe` is.
+ * Reads pass, and everywhere else it is the instance itself (every property and helper, `sql(value)` calls
+ * included). The tagged template is the instance's own call, which no method of it can see: the guard has to
+ * be the function the app calls, so make the app's `sql` with it and give the store that one.
+ *
+ * @example
+ * ```ts
+ * import postgres from 'postgres';
+ * import { guardSql, PostgresJsStore } from '@service-pay/postgres/postgres-js';
+ *
+ * export const sql = guardSql(postgres(process.env.DATABASE_URL!)); // the app's sql, everywhere
+ * const store = new PostgresJsStore({ sql });
+ * ```
+ */
+export function guardSql<S extends Sql>(sql: S): S {
+  const judged: S = new Proxy(sql, {
+    apply(target, thisArg, args: unknown[]) {
+      const strings = args[0] as { raw?: unknown } | undefined;
+      const inside = Array.isArray(strings) && Array.isArray(strings.raw) ? guards.get(judged)?.running() : undefined;
+      if (inside !== undefined) {
+        const text = (strings as readonly string[]).join('$1');
+        const error = statementRefusal(inside.store, text, 'sql`...`');
+        if (error !== undefined) return refusedValue(inside.delivery.refuse(error));
+      }
+      return Reflect.apply(target, thisArg, args);
+    },
+  });
+  tagged.add(judged);
+  return judged;
 }
 
 /** `begin` and `unsafe` of a postgres.js instance or reserved connection, refused in a delivery. */

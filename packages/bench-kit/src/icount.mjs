@@ -1,3 +1,7 @@
+// What every icount script shares (bench/icount, and the packages' own, such as postgres's store count):
+// the command line, the warm-up and the signed deliveries.
+import { SECRET, signedBenchEvent } from './bench-event.cjs';
+
 // The command line every icount script shares: `node <script> <contestant> <N> <K>`. `../shared/tools/icount
 // -n N` appends K (N, then 2N) and subtracts the two runs, so everything here that does not grow with K
 // cancels out: the pool of deliveries (sized from N, the same in both runs) and the warm-up.
@@ -44,4 +48,20 @@ export async function runContestant(contestants, scriptName) {
   for (let i = 0; i < WARM_UP + k; i++) {
     check(await op(contestant.fresh ? pool[i] : pool[0]));
   }
+}
+
+// Signed deliveries for the icount scripts: made before any measured loop, the same whatever K is. The
+// delivery itself is the one every benchmark sends (@service-pay/bench-kit's bench-event.cjs).
+
+export { SECRET };
+
+/**
+ * `count` signed deliveries of distinct payments (about 330 bytes of JSON each), bodies as Buffers. With
+ * `eventType`, the same payload under another event type: authentic, verified, then acknowledged unhandled.
+ */
+export function deliveries(count, eventType = 'payment.paid') {
+  return Array.from({ length: count }, (_, i) => {
+    const { body, headers } = signedBenchEvent(i, '', eventType, `dl_bench${i}`);
+    return { body: Buffer.from(body), headers };
+  });
 }
