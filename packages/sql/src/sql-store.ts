@@ -14,6 +14,10 @@ import { HeldSession, type HeldSessionContext } from './held-session.js';
 import { IN_PROGRESS_RETRY_MS, PRUNE_BATCH, pruneAge } from './prune-age.js';
 import type { SqlStoreOptions } from './table-name.js';
 
+/** How long `migrate` waits for a database's write lock held by another writer, and how often it tries. */
+const MIGRATE_LOCK_WAIT_MS = 10_000;
+const MIGRATE_LOCK_RETRY_MS = 25;
+
 /**
  * A store as a binding of one client to one dialect: what `KyselyStore`, `DrizzleStore`, `PrismaStore`,
  * `KnexStore` and `TypeOrmStore` pass once their options are checked.
@@ -196,9 +200,21 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
       for (const statement of statements) await client.queryOutside(statement);
       return;
     }
-    await client.transaction(async (tx) => {
-      for (const statement of statements) await client.query(tx, statement);
-    });
+    // On a database of one writer (SQLite) the transaction takes the write lock without waiting, which a
+    // delivery wants (409 at once) but migrate does not: several processes starting together each migrate,
+    // and all but one would meet the lock and fail to start. So migrate waits its turn, for a bounded time.
+    const giveUpAt = Date.now() + MIGRATE_LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        await client.transaction(async (tx) => {
+          for (const statement of statements) await client.query(tx, statement);
+        });
+        return;
+      } catch (error) {
+        if (!dialect.isLockBusy(error) || Date.now() >= giveUpAt) throw error;
+        await new Promise((resolve) => setTimeout(resolve, MIGRATE_LOCK_RETRY_MS));
+      }
+    }
   }
 
   /**
