@@ -33,7 +33,7 @@ export type QueryJudge = (
  * @example
  * ```ts
  * const checkout = guardPoolQueries(pool, guard, ['query'], judge);
- * wrapMethod(pool, guard, 'connect', (original) => original().then((client) => mark(client, checkout())));
+ * wrapMethod(pool, 'connect', (original) => original().then((client) => mark(client, checkout())));
  * ```
  */
 export function guardPoolQueries(
@@ -45,7 +45,7 @@ export function guardPoolQueries(
   /** Set while an original query method runs: it may check a connection out synchronously. */
   let insideQuery = false;
   for (const method of methods) {
-    wrapMethod(pool, guard, method, (original, args) => {
+    wrapMethod(pool, method, (original, args) => {
       const refused = judge(guard.running(), args, `pool.${method}`);
       if (refused !== undefined) return refused.answer;
       insideQuery = true;

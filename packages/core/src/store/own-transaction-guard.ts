@@ -213,7 +213,6 @@ export class WriteOutsideTransactionError extends Error {
  */
 export class ClientGuard {
   readonly #stores = new WeakMap<object, string>();
-  readonly #wrapped = new Set<string>();
 
   /** Adds a store (its scope, with its name) that was given this client. */
   add(scope: object, store: string): void {
@@ -231,13 +230,6 @@ export class ClientGuard {
   /** True inside `asStoreWork`: the store itself is checking out a connection for a delivery. */
   storeWork(): boolean {
     return running.getStore() === STORE_WORK;
-  }
-
-  /** True the first time `name` is asked for: each method of a client is wrapped once, however many stores. */
-  firstWrap(name: string): boolean {
-    if (this.#wrapped.has(name)) return false;
-    this.#wrapped.add(name);
-    return true;
   }
 }
 
@@ -283,24 +275,34 @@ export function refusedValue(refused: Promise<never>): never {
   return stub as never;
 }
 
+/** The methods already wrapped, per object: each is wrapped once, however many stores were given it. */
+const wrappedMethods = new WeakMap<object, Set<string>>();
+
 /**
- * For store authors: wraps `method` of `client` (once per client instance, an own property, nothing of
- * the library's internals) with `wrapper`, which gets the original bound to its `this` and the call's
- * arguments. The original is returned for the store's own use.
+ * For store authors: wraps `method` of `client` (once per object, an own property, nothing of the
+ * library's internals) with `wrapper`, which gets the original bound to its `this` and the call's
+ * arguments. An object derived from a guarded client (a reserved connection, a `withSchema` executor) is
+ * wrapped the same way, judged by its parent's guard.
  *
  * @example
  * ```ts
- * wrapMethod(pool, guard, 'query', (original, args) => (judge(args[0]) ?? original(...args)));
+ * wrapMethod(pool, 'query', (original, args) => (judge(args[0]) ?? original(...args)));
  * ```
  */
 export function wrapMethod<C extends object>(
   client: C,
-  guard: ClientGuard,
   method: string,
   wrapper: (original: (...args: unknown[]) => unknown, args: unknown[]) => unknown,
 ): void {
   const original = (client as Record<string, unknown>)[method];
-  if (typeof original !== 'function' || !guard.firstWrap(method)) return;
+  if (typeof original !== 'function') return;
+  let wrapped = wrappedMethods.get(client);
+  if (wrapped === undefined) {
+    wrapped = new Set();
+    wrappedMethods.set(client, wrapped);
+  }
+  if (wrapped.has(method)) return;
+  wrapped.add(method);
   Object.defineProperty(client, method, {
     configurable: true,
     writable: true,

@@ -71,7 +71,7 @@ export function isMariaDbPool(value: unknown): value is MariaDbPoolLike {
 export function guardMariaDbPool(pool: MariaDbPoolLike, scope: object, store: string): void {
   const guard = clientGuard(pool, scope, store);
   const checkout = guardPoolQueries(pool, guard, ['query', 'execute', 'batch'], judge);
-  wrapMethod(pool, guard, 'getConnection', (original, args) => {
+  wrapMethod(pool, 'getConnection', (original, args) => {
     const kind = checkout();
     // A checkout the app makes in a delivery (Prisma's own transaction for one `create`) holds the
     // delivery's commit until its first statement is judged, so that a write there fails the delivery

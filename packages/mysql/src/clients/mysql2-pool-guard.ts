@@ -47,7 +47,7 @@ export function guardMysql2Pool(core: object, scope: object, store: string): voi
   const wrapped = new WeakSet<object>();
   const checkout = guardPoolQueries(core, guard, ['query', 'execute'], judge);
 
-  wrapMethod(core, guard, 'getConnection', (original, args) => {
+  wrapMethod(core, 'getConnection', (original, args) => {
     const kind = checkout();
     const callback = args[0] as Callback;
     return original((error: unknown, connection: object | undefined) => {

@@ -21,7 +21,7 @@ export function guardPgPool(pool: Pool, scope: object, store: string): void {
   const checkouts = new WeakMap<PoolClient, Checkout>();
   const checkout = guardPoolQueries(pool, guard, ['query'], judge);
 
-  wrapMethod(pool, guard, 'connect', (original, args) => {
+  wrapMethod(pool, 'connect', (original, args) => {
     const kind = checkout();
     const mark = (client: PoolClient | undefined) => {
       if (client === undefined) return;

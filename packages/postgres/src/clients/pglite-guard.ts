@@ -18,13 +18,13 @@ import type { PGliteLike } from '../pglite-types.js';
  */
 export function guardPGlite(pglite: PGliteLike, scope: object, store: string): void {
   const guard = clientGuard(pglite, scope, store);
-  wrapMethod(pglite, guard, 'transaction', (original, args) => {
+  wrapMethod(pglite, 'transaction', (original, args) => {
     const inside = guard.running();
     if (inside === undefined) return original(...args);
     return refusedValue(inside.delivery.refuse(new OwnTransactionError(inside.store, 'pglite.transaction()')));
   });
   for (const method of ['query', 'exec', 'sql']) {
-    wrapMethod(pglite, guard, method, (original, args) => {
+    wrapMethod(pglite, method, (original, args) => {
       const inside = guard.running();
       if (inside === undefined) return original(...args);
       const first = args[0] as unknown;

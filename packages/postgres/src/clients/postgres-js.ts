@@ -54,20 +54,11 @@ export function isPostgresJs(value: unknown): value is Sql {
 export function guardPostgresJs(sql: Sql, scope: object, store: string): void {
   const guard = clientGuard(sql, scope, store);
   guards.set(sql, guard);
-  let stores = storesOf.get(sql);
-  if (stores === undefined) {
-    stores = [];
-    storesOf.set(sql, stores);
-  }
-  stores.push([scope, store]);
-  const given = stores;
   guardCalls(sql, guard, 'sql');
-  // Wrapped once, for every store given this instance: a reserved connection knows them all.
-  wrapMethod(sql, guard, 'reserve', (original, args) =>
+  // A reserved connection is judged by the instance's guard, which knows every store given the instance.
+  wrapMethod(sql, 'reserve', (original, args) =>
     (original(...args) as Promise<object>).then((reserved) => {
-      let reservedGuard: ClientGuard | undefined;
-      for (const [s, name] of given) reservedGuard = clientGuard(reserved, s, name);
-      if (reservedGuard !== undefined) guardCalls(reserved, reservedGuard, 'a reserved connection');
+      guardCalls(reserved, guard, 'a reserved connection');
       return reserved;
     }),
   );
@@ -80,8 +71,6 @@ export function guardPostgresJs(sql: Sql, scope: object, store: string): void {
   );
 }
 
-/** The stores (scope, name) each instance was given, in order. */
-const storesOf = new WeakMap<object, Array<[object, string]>>();
 /** The guard of each instance given to a store, for the tagged-template calls `guardSql` judges. */
 const guards = new WeakMap<object, ClientGuard>();
 /** Instances made by `guardSql`: their tagged template is judged, so the store has nothing to warn about. */
@@ -123,12 +112,12 @@ export function guardSql<S extends Sql>(sql: S): S {
 
 /** `begin` and `unsafe` of a postgres.js instance or reserved connection, refused in a delivery. */
 function guardCalls(target: object, guard: ClientGuard, name: string): void {
-  wrapMethod(target, guard, 'begin', (original, args) => {
+  wrapMethod(target, 'begin', (original, args) => {
     const inside = guard.running();
     if (inside === undefined) return original(...args);
     return refusedValue(inside.delivery.refuse(new OwnTransactionError(inside.store, `${name}.begin()`)));
   });
-  wrapMethod(target, guard, 'unsafe', (original, args) => {
+  wrapMethod(target, 'unsafe', (original, args) => {
     const inside = guard.running();
     const error = inside === undefined ? undefined : statementRefusal(inside.store, args[0], `${name}.unsafe`);
     if (inside === undefined || error === undefined) return original(...args);

@@ -89,7 +89,7 @@ export function knexOption(options: unknown, store: string, dialects: readonly s
 function guardKnexQueries(knex: Knex, scope: object, store: string): void {
   const client = knex.client as object;
   const guard = clientGuard(client, scope, store);
-  wrapMethod(client, guard, 'runner', (original, args) => {
+  wrapMethod(client, 'runner', (original, args) => {
     const inside = guard.running();
     if (inside === undefined) return original(...args);
     const error = statementRefusal(inside.store, sqlOf(args[0]), 'knex');

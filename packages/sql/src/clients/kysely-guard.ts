@@ -1,4 +1,4 @@
-import { type ClientGuard, clientGuard, OwnTransactionError } from '@service-pay/core/node';
+import { type ClientGuard, clientGuard, OwnTransactionError, wrapMethod } from '@service-pay/core/node';
 import type { Kysely, Transaction } from 'kysely';
 import { statementRefusal } from '../statement-kind.js';
 
@@ -92,7 +92,7 @@ function guardExecutor(executor: object, guard: ClientGuard, held: HeldConnectio
   /** Set while the original `executeQuery` asks for its connection, which it does synchronously. */
   let judged = false;
 
-  wrapOwn(executor, 'executeQuery', (original, args) => {
+  wrapMethod(executor, 'executeQuery', (original, args) => {
     const inside = guard.storeWork() ? undefined : guard.running();
     if (inside !== undefined) {
       const text = (args[0] as { sql?: unknown } | null | undefined)?.sql;
@@ -118,7 +118,7 @@ function guardExecutor(executor: object, guard: ClientGuard, held: HeldConnectio
   });
 
   if (held !== undefined) {
-    wrapOwn(executor, 'provideConnection', (original, args) => {
+    wrapMethod(executor, 'provideConnection', (original, args) => {
       const inside = judged || guard.storeWork() ? undefined : guard.running();
       if (inside !== undefined && held.tx !== undefined) {
         return inside.delivery.refuse(new ConnectionHeldError(inside.store, 'stream() or db.connection()'));
@@ -128,27 +128,10 @@ function guardExecutor(executor: object, guard: ClientGuard, held: HeldConnectio
   }
 
   for (const method of DERIVING) {
-    wrapOwn(executor, method, (original, args) => {
+    wrapMethod(executor, method, (original, args) => {
       const derived = original(...args);
       if (derived !== null && typeof derived === 'object') guardExecutor(derived, guard, held);
       return derived;
     });
   }
-}
-
-/** Replaces `target[method]` by an own property calling `wrapper` with the original bound to `this`. */
-function wrapOwn(
-  target: object,
-  method: string,
-  wrapper: (original: (...args: unknown[]) => unknown, args: unknown[]) => unknown,
-): void {
-  const original = (target as Record<string, unknown>)[method];
-  if (typeof original !== 'function') return;
-  Object.defineProperty(target, method, {
-    configurable: true,
-    writable: true,
-    value: function guarded(this: unknown, ...args: unknown[]) {
-      return wrapper((...a: unknown[]) => (original as (...b: unknown[]) => unknown).apply(this, a), args);
-    },
-  });
 }

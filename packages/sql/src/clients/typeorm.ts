@@ -43,7 +43,7 @@ export function typeOrmClient(
   // statements judged before it waits for a connection, its startTransaction() refused. The store's own
   // runners (made while it opens a delivery) are left alone: they are ctx.tx's.
   const guard = clientGuard(dataSource, scope, store);
-  wrapMethod(dataSource, guard, 'createQueryRunner', (original, args) => {
+  wrapMethod(dataSource, 'createQueryRunner', (original, args) => {
     const runner = original(...args) as { startTransaction?: unknown; query?: unknown };
     if (guard.storeWork()) return runner;
     guardRunner(runner, guard);
