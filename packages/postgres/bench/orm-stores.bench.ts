@@ -2,16 +2,16 @@
  * Each ORM store against the same client's hand-rolled transaction, on the machine's PostgreSQL, with
  * the SQL contest of @service-pay/test-kit (same deliveries, rounds, interleaving and ratios). Both verify the
  * signature and credit the order with the client; then
- *   store:       the pipeline in the client's own transaction (lock, read, savepoint; the UPDATE through
- *                ctx.tx; the inbox INSERT; COMMIT);
+ *   store:       the pipeline in the client's own transaction (BEGIN; the claim that takes the key and
+ *                writes the inbox row; the UPDATE through ctx.tx; COMMIT);
  *   hand-rolled: the client's own transaction with INSERT INTO inbox ... ON CONFLICT DO NOTHING RETURNING,
  *                then the UPDATE when it inserted: the shortest exactly-once transaction a careful user
  *                writes (it waits behind a concurrent delivery instead of answering 409, and keeps no
  *                rejection row).
  * Round trips: every statement the client sends, BEGIN and COMMIT included, counted on its node-postgres
  * connections (TypeORM keeps its pool to itself: counted by its query log, which sees the same statements).
- * Targets: >= 0.9x fresh (a store may cost a little over the hand-rolled transaction, never a multiple), >=
- * 1.0x duplicates (a duplicate must never cost more than the work it saves).
+ * Targets: >= 0.95x fresh (at equal round trips a store may cost a little client work over the hand-rolled
+ * transaction, never more), >= 1.0x duplicates (a duplicate must never cost more than the work it saves).
  *
  *   node --import tsx bench/orm-stores.bench.ts        (DATABASE_URL for another server)
  */
@@ -39,7 +39,7 @@ import { TypeOrmStore } from '../src/typeorm.js';
 import generatePrismaClient from '../test/prisma/generate.js';
 
 const URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const TARGETS = { fresh: 0.9, duplicate: 1.0 };
+const TARGETS = { fresh: 0.95, duplicate: 1.0 };
 /** Both contestants commit the same way; without a disk flush per commit the round trips show. */
 const NO_FLUSH = '-c synchronous_commit=off';
 

@@ -9,8 +9,10 @@ import { type TableName, tableName } from './table-name.js';
  * MySQL 8 and MariaDB 10.6+: the key is a row lock on one of a fixed set of lock slots (`<table>_keys`,
  * made by `migrate()`), taken with `FOR UPDATE NOWAIT` in the delivery's transaction, so it ends with the
  * transaction whatever ends it and nothing session-scoped ever goes back to a pool. The claim reads the
- * key's inbox row and the connection's id with the lock, in one statement. A running statement is
- * stopped with `KILL QUERY`, a session with `KILL`.
+ * key's inbox row and the connection's id with the lock, in one statement; on MariaDB it writes the inbox
+ * row in that statement too (`INSERT ... RETURNING`, which MySQL 8 lacks), learned from the server's
+ * version at the store's first claim. A running statement is stopped with `KILL QUERY`, a session with
+ * `KILL`.
  *
  * @example
  * ```ts
@@ -24,11 +26,20 @@ export const mysqlDialect: SqlDialect<TableName> = {
     const inbox = new InboxSql(table);
     return { statements: [...inbox.migrateStatements(), ...inbox.migrateSlots()].map(statement), inTransaction: false };
   },
-  claim: (table, key) => new InboxSql(table).claim(key),
+  claim: (table, key, row) =>
+    row !== undefined && table.server.insertReturning === true
+      ? new InboxSql(table).take(key, row.fingerprint, row.draft)
+      : new InboxSql(table).claim(key),
   readClaim(rows: readonly Row[], table, store): ClaimResult {
     const row = rows[0];
     if (row === undefined) throw missingSlots(store, table.name, 'has no rows');
     const found = row.fingerprint;
+    if ('existed' in row) {
+      // The writing claim: the row it returns is the one it inserted, or the one the key had.
+      if (Number(row.existed) === 1) return { state: 'completed', fingerprint: String(found) };
+      return { state: 'free', session: Number(row.id), written: true };
+    }
+    if (typeof row.version === 'string') table.server.insertReturning = /mariadb/i.test(row.version);
     if (found !== null && found !== undefined) return { state: 'completed', fingerprint: String(found) };
     return { state: 'free', session: Number(row.id), written: false };
   },

@@ -11,6 +11,11 @@ const KEYS_SUFFIX = '_keys';
 export interface TableName extends InboxTableName {
   /** The ORM stores' keys table beside it (`<name>_keys`), quoted. */
   readonly keysSql: string;
+  /**
+   * What the first claim learned of the server behind this store's table: whether it takes `INSERT ...
+   * RETURNING` (MariaDB), which lets the claim write the inbox row too. Unknown until a claim answered.
+   */
+  readonly server: { insertReturning: boolean | undefined };
 }
 
 const RULES = {
@@ -34,6 +39,7 @@ export function tableName(value: unknown = DEFAULT_TABLE_NAME, store = 'MySqlSto
     name,
     sql,
     keysSql: qualified(`${table}${KEYS_SUFFIX}`),
+    server: { insertReturning: undefined },
     // Index names are per table in MySQL: the same two on every inbox.
     createdAtIndexSql: '`service_pay_created_at_idx`',
     paymentIdIndexSql: '`service_pay_payment_id_idx`',
