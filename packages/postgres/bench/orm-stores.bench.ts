@@ -204,11 +204,13 @@ async function prisma(tag: string): Promise<Database> {
   const { PrismaClient } = (await import(/* @vite-ignore */ generated)) as {
     PrismaClient: new (options: { adapter: PrismaPg }) => PrismaBench;
   };
-  const client = new PrismaClient({ adapter: new PrismaPg(countingPool()) });
+  // The adapter on a pool given to the store too, as the README sets it up (the store guards the pool).
+  const pool = countingPool();
+  const client = new PrismaClient({ adapter: new PrismaPg(pool) });
   return contestant<PrismaBench>({
     name: 'Prisma 7.10 on adapter-pg, PostgreSQL (loopback)',
     roundTrips,
-    store: new PrismaStore({ prisma: client, tableName: `bench_inbox_${tag}` }),
+    store: new PrismaStore({ prisma: client, pool, tableName: `bench_inbox_${tag}` }),
     // Raw SQL for the credit in both contestants: the orders table's name carries the run's tag, which a
     // Prisma model cannot.
     credit: (tx, orderNo) =>
@@ -216,7 +218,10 @@ async function prisma(tag: string): Promise<Database> {
     transaction: (work) => client.$transaction(work),
     insertInbox: async (tx, row) => (await tx.$executeRawUnsafe(insertInbox(tag), ...row)) > 0,
     setup,
-    close: () => client.$disconnect(),
+    close: async () => {
+      await client.$disconnect(); // the adapter leaves a pool it was given to its owner
+      await pool.end();
+    },
   });
 }
 
