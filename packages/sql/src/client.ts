@@ -97,6 +97,27 @@ export function resultOf(answer: unknown): StatementResult {
   return { rows, affected: count === undefined || count === null ? rows.length : Number(count) };
 }
 
+/**
+ * A statement's answer as rows and a count (`read`, by default `resultOf`), through the query's own `then`:
+ * one reaction, where an async function awaiting the query made two promises more per statement (and with
+ * async hooks on, as the delivery guards turn them on, each promise pays them too). `query` is what the
+ * client's call returned (a promise, or a thenable that sends the query when its `then` is called); a call
+ * that throws is the caller's to answer as a rejection.
+ *
+ * @example
+ * ```ts
+ * const run = (db: Kysely<DB>, s: Statement) => answered(db.executeQuery(CompiledQuery.raw(s.sql, [...s.values])));
+ * ```
+ */
+export function answered<T = StatementResult>(
+  query: PromiseLike<unknown>,
+  read: (answer: unknown) => T = resultOf as (answer: unknown) => T,
+): Promise<T> {
+  const result = query.then(read);
+  // A client's own thenable may answer another thenable: callers get a promise either way.
+  return result instanceof Promise ? result : Promise.resolve(result);
+}
+
 /** mysql2's result header for a write (`ResultSetHeader`). */
 function isHeader(value: unknown): boolean {
   return typeof value === 'object' && value !== null && 'affectedRows' in value;

@@ -1,10 +1,10 @@
-import { guardTransaction, type HeldTransaction, type InboxRecord, type TransactionSession } from '@service-pay/core';
+import type { HeldTransaction, InboxRecord, TransactionSession } from '@service-pay/core';
 import { type DeliveryGuard, openDelivery, outsideDelivery } from '@service-pay/core/node';
 import type { Interruption } from './dialect.js';
-import { PendingQueries } from './pending-queries.js';
+import { PendingQueries, type TransactionRules } from './pending-queries.js';
 import { rollBackInterrupting } from './rollback-escalation.js';
 import type { SqlBinding } from './sql-store.js';
-import { endedError, nestedTransactionError } from './transaction-errors.js';
+import { endedError } from './transaction-errors.js';
 
 /** Everything a held session needs to know about the store that opened it: its binding, and its table checked. */
 export interface HeldSessionContext<Tx, Table extends { readonly name: string }>
@@ -12,6 +12,8 @@ export interface HeldSessionContext<Tx, Table extends { readonly name: string }>
   readonly table: Table;
   /** Sends an interruption of `session` (as the claim named it) from another connection of the client's pool. */
   readonly interrupt: (session: unknown, how: Interruption) => Promise<void>;
+  /** What `ctx.tx` refuses when the client has no guard of its own (`SqlClient.guard`): made once per store. */
+  readonly rules: TransactionRules;
 }
 
 /**
@@ -37,21 +39,18 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     /** The connection's session as the claim named it, for interrupting it. */
     private readonly session: unknown,
   ) {
-    const { store, client, dialect } = context;
+    const { store, client } = context;
     const ended = () => this.#ended;
     this.#delivery = openDelivery(context.scope);
     this.#pending = new PendingQueries(store);
-    // Outermost, so it sees what the handler gets back from every call (the guards below refuse first).
-    this.tx = this.#pending.wrap(
-      client.guard?.(held.tx, ended) ??
-        guardTransaction(held.tx, {
-          ended,
-          rawTextMethods: client.rawTextMethods,
-          endsTransaction: (text) => dialect.endsTransaction(text),
-          endedError: () => endedError(store),
-          nestedError: () => nestedTransactionError(store),
-        }),
-    );
+    // The client's own guard, when it has one, is under the follower (which then sees what the handler gets
+    // back from every call, the guard refusing first); without one, the follower checks the store's rules
+    // itself, in the same proxy (a call crosses one proxy, not two).
+    const guarded = client.guard?.(held.tx, ended) ?? undefined;
+    this.tx =
+      guarded === undefined
+        ? this.#pending.wrap(held.tx, { ended, rules: context.rules })
+        : this.#pending.wrap(guarded);
   }
 
   run<T>(handler: () => Promise<T>): Promise<T> {
@@ -66,22 +65,53 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     return this.#delivery.refusal;
   }
 
-  async commit(record: InboxRecord): Promise<void> {
-    const { client, dialect, table, store } = this.context;
-    if (this.#ended) throw endedError(store);
+  commit(record: InboxRecord): Promise<void> {
+    // Nothing in flight and nothing held (the usual case): no async frame of ours, no wait; the client's
+    // COMMIT is the answer (each frame and await is a promise more per delivery, and with async hooks on,
+    // as the delivery guards turn them on, each costs its hooks too).
+    if (this.#ended || this.#pending.waiting) return this.#settleThenCommit(record);
+    try {
+      const unfinished = this.#pending.unawaited();
+      const holding = this.#delivery.settled(); // app work a client guard has yet to judge (DeliveryGuard.hold)
+      return holding === undefined ? this.#end(record, unfinished) : this.#commitAfter(holding, record, unfinished);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async #settleThenCommit(record: InboxRecord): Promise<void> {
+    if (this.#ended) throw endedError(this.context.store);
     // What the handler started and did not await lands (or fails) first, while the guards still hold: an
     // un-awaited chain may still write beside ctx.tx meanwhile.
-    // Nothing in flight (the usual case): no wait, so no promise of its own.
     const unfinished = this.#pending.waiting ? await this.#pending.settle() : this.#pending.unawaited();
-    const holding = this.#delivery.settled(); // app work a client guard has yet to judge (DeliveryGuard.hold)
+    const holding = this.#delivery.settled();
     if (holding !== undefined) await holding;
-    if (this.#ended) throw endedError(store); // rolled back meanwhile (the commit's deadline)
+    return this.#end(record, unfinished);
+  }
+
+  async #commitAfter(holding: Promise<void>, record: InboxRecord, unfinished: Error | undefined): Promise<void> {
+    await holding;
+    return this.#end(record, unfinished);
+  }
+
+  /** Ends the delivery with `record`, or fails it with what the handler left `unfinished` or a guard refused. */
+  #end(record: InboxRecord, unfinished: Error | undefined): Promise<void> {
+    // Rolled back meanwhile (the commit's deadline).
+    if (this.#ended) return Promise.reject(endedError(this.context.store));
     this.#ended = true;
     // The handler's mistake, like a guard's refusal: `refusal()` tells the pipeline so.
     if (unfinished !== undefined) void this.#delivery.refuse(unfinished);
     // A refusal the handler caught, or never awaited, still fails the delivery: nothing is recorded and the
     // sender's retry runs it again.
     const failure = this.#delivery.end();
+    if (failure !== undefined || record.outcome === 'rejected' || !this.written) return this.#endApart(record, failure);
+    // The callback returns: the client sends COMMIT, and rejects if the server refused it.
+    return this.held.commit();
+  }
+
+  /** `#end` when the delivery fails, is rejected, or its row is still to write. */
+  async #endApart(record: InboxRecord, failure: Error | undefined): Promise<void> {
+    const { client, dialect, table } = this.context;
     if (failure !== undefined) {
       await this.held.rollback().catch(() => {}); // a failed rollback: the client closes the connection
       throw failure;
@@ -93,15 +123,12 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
       await client.queryOutside(dialect.recordApart(table, this.key, this.fingerprint, record));
       return;
     }
-    if (!this.written) {
-      try {
-        await client.query(this.held.tx, dialect.record(table, this.key, this.fingerprint, record));
-      } catch (error) {
-        await this.held.rollback();
-        throw error;
-      }
+    try {
+      await client.query(this.held.tx, dialect.record(table, this.key, this.fingerprint, record));
+    } catch (error) {
+      await this.held.rollback();
+      throw error;
     }
-    // The callback returns: the client sends COMMIT, and rejects if the server refused it.
     await this.held.commit();
   }
 

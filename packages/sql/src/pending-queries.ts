@@ -1,3 +1,4 @@
+import { guardTransaction, type TransactionGuardOptions } from '@service-pay/core';
 import { statementKind } from './statement-kind.js';
 
 /**
@@ -45,17 +46,44 @@ class Observed<T> extends Promise<T> {
 
 const promiseThen = Promise.prototype.then;
 
-/**
- * Each proxy a handler was given, to the client's own object behind it (unwrapped when passed back to the
- * client). One map for every delivery: a proxy belongs to one delivery, and a map per delivery was one more
- * allocation on each.
- */
-const TARGETS = new WeakMap<object, object>();
 const ignore = () => {};
 
 /** What a lazy query is, for the error: how it was built (`ctx.tx.insert(…).values(…)`). */
 interface Lazy {
   readonly method: string;
+}
+
+/**
+ * The transaction guard's rules for `ctx.tx` (core's `guardTransaction` options but `ended`): given to
+ * `PendingQueries.wrap`, they are checked by the same proxy that follows the handler's queries, so a call
+ * through `ctx.tx` crosses one proxy, not two. Made once per store.
+ */
+export type TransactionRules = Omit<TransactionGuardOptions, 'ended'>;
+
+/**
+ * `ctx.tx` guarded by `rules` in the top proxy: where a client's own call gets `ctx.tx` back as an argument,
+ * it gets what the guard alone would give (`guardTransaction`'s proxy, made then), as when the guard was a
+ * proxy of its own under this one.
+ */
+class GuardedTop {
+  #guarded: object | undefined;
+
+  constructor(
+    readonly tx: object,
+    readonly ended: () => boolean,
+    readonly rules: TransactionRules,
+  ) {}
+
+  get guarded(): object {
+    this.#guarded ??= guardTransaction(this.tx, { ...this.rules, ended: this.ended });
+    return this.#guarded;
+  }
+}
+
+/** One proxy of the handler's: the name of what it wraps (for the error), readable and renamed as before. */
+interface Followed {
+  readonly proxy: object;
+  name: string | undefined;
 }
 
 /**
@@ -70,15 +98,32 @@ export class PendingQueries {
   /** Made on first use, as are the other collections: a handler starts one or two queries, many none. */
   #eager: Set<{ original: Promise<unknown>; observed: Observed<unknown> }> | undefined;
   #lazy: Map<object, Lazy> | undefined;
-  readonly #proxies = new WeakMap<object, object>();
-  /** How each object the handler got was built (`insert.values`), for the error. */
-  readonly #names = new WeakMap<object, string>();
+  /**
+   * The proxy of each object the handler got, with how it was built (`insert.values`), for the error. A Map
+   * made on first use: a WeakMap (two of them, before) cost more to make and to collect, and the delivery's
+   * proxies keep their objects alive anyway.
+   */
+  #followed: Map<object, Followed> | undefined;
+  /**
+   * Each proxy the handler was given, to the client's own object behind it (unwrapped when passed back to
+   * the client); the top proxy of a guarded `ctx.tx` maps to its `GuardedTop` (see `#unwrapped`). The
+   * delivery's own map, not one for the process: a WeakMap that outlives the deliveries kept each one's
+   * proxies and objects through the young generation's collections until a full one (the heap of a store
+   * count grew by 1 MB between two such collections, each some ten times slower), and a proxy belongs to
+   * one delivery anyway.
+   */
+  readonly #targets = new Map<object, object>();
 
   constructor(private readonly store: string) {}
 
-  /** `tx` as the handler sees it: every call's result followed as above. */
-  wrap<Tx>(tx: Tx): Tx {
-    return this.#wrap(tx as object, 0) as Tx;
+  /**
+   * `tx` as the handler sees it: every call's result followed as above. With `rules`, `tx`'s own calls are
+   * also guarded as core's `guardTransaction` guards them (refused once `ended()`, no transaction control
+   * through a raw-text method), in the same proxy.
+   */
+  wrap<Tx>(tx: Tx, guard?: { ended: () => boolean; rules: TransactionRules }): Tx {
+    if (guard === undefined) return this.#wrap(tx as object, 0, undefined) as Tx;
+    return this.#guardedTop(tx as object, guard.ended, guard.rules) as Tx;
   }
 
   /** True while an eager query the handler started has not succeeded: `settle` has something to wait for. */
@@ -118,14 +163,69 @@ export class PendingQueries {
     return undefined;
   }
 
-  #wrap(value: object, depth: number): object {
-    const known = this.#proxies.get(value);
-    if (known !== undefined) return known;
+  /**
+   * The top proxy with the guard's rules in it: each of `tx`'s methods, and `tx` called, first refuses
+   * once the delivery ended (`endedError`), and a raw-text method refuses transaction control
+   * (`nestedError`), then runs on `tx` itself, its result followed. Everything else as `#wrap` at depth 0,
+   * where `tx` was the guard's proxy: nothing is renamed, superseded or returned as this proxy.
+   */
+  #guardedTop(tx: object, ended: () => boolean, rules: TransactionRules): object {
+    const pending = this;
+    const { rawTextMethods, endsTransaction, endedError, nestedError } = rules;
+    const proxy = new Proxy(tx, {
+      apply(target, _thisArg, args) {
+        const unwrapped = pending.#unwrapped(args);
+        if (ended()) throw endedError();
+        return pending.#result(Reflect.apply(target as never, target, unwrapped), 'ctx.tx(…)');
+      },
+      get(target, property) {
+        const member = Reflect.get(target, property);
+        if (typeof member === 'function' && property !== 'constructor') {
+          const raw = rawTextMethods.includes(property as string);
+          if (property === 'then' || property === 'catch' || property === 'finally') {
+            return (...args: unknown[]) => {
+              if (ended()) throw endedError();
+              if (raw && endsTransaction(args[0])) throw nestedError();
+              return (member as (...a: unknown[]) => unknown).apply(target, args);
+            };
+          }
+          return (...args: unknown[]) => {
+            const unwrapped = pending.#unwrapped(args);
+            if (ended()) throw endedError();
+            if (raw && endsTransaction(unwrapped[0])) throw nestedError();
+            const result = (member as (...a: unknown[]) => unknown).apply(target, unwrapped);
+            return pending.#result(result, `ctx.tx.${String(property)}(…)`);
+          };
+        }
+        // One level of objects (Prisma's model delegates: `ctx.tx.order.create(...)`).
+        if (typeof member === 'object' && member !== null && typeof property === 'string') {
+          return pending.#wrap(member, 1, `ctx.tx.${property}`);
+        }
+        return member;
+      },
+    });
+    this.#targets.set(proxy, new GuardedTop(tx, ended, rules));
+    return proxy;
+  }
+
+  /**
+   * The proxy of `value` (made once per delivery). `name`: how it was built, for the error; a result is
+   * renamed by the latest call that answered it (`rename`), a model delegate keeps its first name.
+   */
+  #wrap(value: object, depth: number, name: string | undefined, rename = false): object {
+    this.#followed ??= new Map();
+    const known = this.#followed.get(value);
+    if (known !== undefined) {
+      if (rename || known.name === undefined) known.name = name;
+      return known.proxy;
+    }
     const pending = this;
     const proxy = new Proxy(value, {
       apply(target, _thisArg, args) {
-        const name = `${pending.#names.get(target) ?? 'ctx.tx'}(…)`;
-        return pending.#result(Reflect.apply(target as never, target, pending.#unwrapped(args)), name);
+        return pending.#result(
+          Reflect.apply(target as never, target, pending.#unwrapped(args)),
+          `${followed.name ?? 'ctx.tx'}(…)`,
+        );
       },
       get(target, property) {
         const member = Reflect.get(target, property);
@@ -141,19 +241,19 @@ export class PendingQueries {
             if (result === target) return proxy;
             // A builder method chained onto a query makes a new query: the old one is superseded.
             pending.#lazy?.delete(target);
-            return pending.#result(result, `${pending.#names.get(target) ?? 'ctx.tx'}.${String(property)}(…)`);
+            return pending.#result(result, `${followed.name ?? 'ctx.tx'}.${String(property)}(…)`);
           };
         }
         // One level of objects (Prisma's model delegates: `ctx.tx.order.create(...)`).
         if (depth === 0 && typeof member === 'object' && member !== null && typeof property === 'string') {
-          if (!pending.#names.has(member)) pending.#names.set(member, `ctx.tx.${property}`);
-          return pending.#wrap(member, 1);
+          return pending.#wrap(member, 1, `ctx.tx.${property}`);
         }
         return member;
       },
     });
-    this.#proxies.set(value, proxy);
-    TARGETS.set(proxy, value);
+    const followed: Followed = { proxy, name };
+    this.#followed.set(value, followed);
+    this.#targets.set(proxy, value);
     return proxy;
   }
 
@@ -163,9 +263,11 @@ export class PendingQueries {
     let unwrapped: unknown[] | undefined;
     for (let i = 0; i < args.length; i++) {
       const arg = args[i];
-      const target = typeof arg === 'object' || typeof arg === 'function' ? TARGETS.get(arg as object) : undefined;
+      let target = typeof arg === 'object' || typeof arg === 'function' ? this.#targets.get(arg as object) : undefined;
       if (target === undefined) continue;
-      this.#lazy?.delete(target);
+      // A guarded ctx.tx passed back: the guard's own proxy (never a query of the handler's).
+      if (target instanceof GuardedTop) target = target.guarded;
+      else this.#lazy?.delete(target);
       unwrapped ??= [...args];
       unwrapped[i] = target;
     }
@@ -175,8 +277,7 @@ export class PendingQueries {
   #result(result: unknown, method: string): unknown {
     if ((typeof result !== 'object' && typeof result !== 'function') || result === null) return result;
     const then = (result as { then?: unknown }).then;
-    this.#names.set(result as object, method);
-    if (typeof then !== 'function') return this.#wrap(result as object, 1);
+    if (typeof then !== 'function') return isData(result) ? result : this.#wrap(result as object, 1, method, true);
     if (result instanceof Promise && result.constructor === Promise) {
       this.#eager ??= new Set();
       const eager = this.#eager;
@@ -201,8 +302,21 @@ export class PendingQueries {
     }
     this.#lazy ??= new Map();
     this.#lazy.set(result as object, { method });
-    return this.#wrap(result as object, 1);
+    return this.#wrap(result as object, 1, method, true);
   }
+}
+
+/**
+ * True for a frozen plain object (Kysely's operation nodes and compiled queries, met on every query built
+ * through `ctx.tx`): data, never a query builder, so it is handed over as it is rather than followed (a
+ * proxy per object was a large share of a Kysely delivery's own work). Its only methods are
+ * Object.prototype's, none of which starts a query, and a proxy could not even hand out a function of its
+ * own (a frozen property must read as itself).
+ */
+function isData(value: object): boolean {
+  if (!Object.isFrozen(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
 
 /** Prisma's operations that only read. */

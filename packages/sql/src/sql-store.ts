@@ -13,6 +13,7 @@ import type { Interruption, SqlDialect } from './dialect.js';
 import { HeldSession, type HeldSessionContext } from './held-session.js';
 import { IN_PROGRESS_RETRY_MS, PRUNE_BATCH, pruneAge } from './prune-age.js';
 import type { SqlStoreOptions } from './table-name.js';
+import { endedError, nestedTransactionError } from './transaction-errors.js';
 
 /** How long `migrate` waits for a database's write lock held by another writer, and how often it tries. */
 const MIGRATE_LOCK_WAIT_MS = 10_000;
@@ -111,6 +112,12 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
       scope,
       table: this.#table,
       interrupt: (session, how) => this.#interrupt(session, how),
+      rules: {
+        rawTextMethods: client.rawTextMethods,
+        endsTransaction: (text) => dialect.endsTransaction(text),
+        endedError: () => endedError(store),
+        nestedError: () => nestedTransactionError(store),
+      },
     };
   }
 

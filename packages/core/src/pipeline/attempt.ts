@@ -95,14 +95,25 @@ export function runHandler(
   if (typeof (returned as PromiseLike<unknown> | null)?.then !== 'function') return RETURNED;
   // An async handler: its deadline, the slow-handler warning and the lease's heartbeat apply while it runs.
   running.watch(attempt);
-  const settled = Promise.resolve(returned).then(
+  // One reaction on the handler's promise settles the wait; the deadline's `later` is made only when the
+  // deadline comes (a promise fewer on every delivery, and with async hooks on each promise pays them). The
+  // handler's value is read once (a thenable's `then` may run its query).
+  const handled = Promise.resolve(returned);
+  return new Promise<HandlerSettlement>((resolve) => {
+    attempt.onDeadline = () => resolve({ kind: 'deadline', later: settlementOf(handled) });
+    handled.then(
+      () => resolve(RETURNED),
+      (error: unknown) => resolve({ kind: 'threw', error }),
+    );
+  });
+}
+
+/** What the handler's promise settles as. */
+function settlementOf(handled: Promise<unknown>): Promise<HandlerSettlement> {
+  return handled.then(
     (): HandlerSettlement => RETURNED,
     (error: unknown): HandlerSettlement => ({ kind: 'threw', error }),
   );
-  return new Promise<HandlerSettlement>((resolve) => {
-    attempt.onDeadline = () => resolve({ kind: 'deadline', later: settled });
-    settled.then(resolve);
-  });
 }
 
 /** The answer for a key the store has seen: a duplicate, an attempt still running, or a conflict. */

@@ -61,7 +61,7 @@ export async function transactionAttempt<Tx, T>(
       attempt,
       engine.confirm,
       session.tx,
-      session.outside?.bind(session),
+      session,
     );
     const settled = await (session.run === undefined
       ? runHandler(input, ctx, attempt, engine.running)

@@ -17,7 +17,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export class DeliveryGuard {
   #ended = false;
   #refusal: Error | undefined;
-  readonly #holds = new Set<Promise<void>>();
+  /** Made on first `hold`: most deliveries hold nothing, and a Set per delivery was an allocation on each. */
+  #holds: Set<Promise<void>> | undefined;
 
   constructor(
     /** Names the store running this delivery (the `scope` its client's guards were given). */
@@ -57,8 +58,10 @@ export class DeliveryGuard {
       () => {},
       () => {},
     );
-    this.#holds.add(held);
-    void held.then(() => this.#holds.delete(held));
+    this.#holds ??= new Set();
+    const holds = this.#holds;
+    holds.add(held);
+    void held.then(() => holds.delete(held));
   }
 
   /**
@@ -66,9 +69,10 @@ export class DeliveryGuard {
    * (`hold`) has settled, or undefined when nothing is held (the common case costs no wait).
    */
   settled(): Promise<void> | undefined {
-    if (this.#holds.size === 0) return undefined;
+    const holds = this.#holds;
+    if (holds === undefined || holds.size === 0) return undefined;
     return (async () => {
-      while (this.#holds.size > 0) await Promise.all([...this.#holds]);
+      while (holds.size > 0) await Promise.all([...holds]);
     })();
   }
 

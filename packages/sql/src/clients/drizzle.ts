@@ -1,6 +1,6 @@
 import { refuseOwnTransactions } from '@service-pay/core/node';
 import { type SQL, sql } from 'drizzle-orm';
-import { resultOf, type SqlClient, type Statement } from '../client.js';
+import { answered, type SqlClient, type Statement } from '../client.js';
 import { clientOption } from './option.js';
 
 /** What the store uses of a Drizzle database, on any dialect: its interactive `transaction` and `execute`. */
@@ -62,8 +62,13 @@ export function drizzleOption<Db>(
 export function drizzleClient<Tx>(db: DrizzleDatabaseLike, store: string): { client: SqlClient<Tx>; scope: object } {
   const scope = {};
   const own = refuseOwnTransactions(db, ['transaction'], scope, store);
-  const run = async (executor: DrizzleDatabaseLike, statement: Statement) =>
-    resultOf(await executor.execute(bound(statement)));
+  const run = (executor: DrizzleDatabaseLike, statement: Statement) => {
+    try {
+      return answered(executor.execute(bound(statement)));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
   return {
     scope,
     client: {

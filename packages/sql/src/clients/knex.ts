@@ -1,7 +1,7 @@
 import type { StorePoolState } from '@service-pay/core';
 import { clientGuard, refusedValue, refuseOwnTransactions, wrapMethod } from '@service-pay/core/node';
 import type { Knex } from 'knex';
-import { resultOf, runThrough, type SqlClient, type Statement } from '../client.js';
+import { answered, runThrough, type SqlClient, type Statement } from '../client.js';
 import { statementRefusal } from '../statement-kind.js';
 import { clientOption } from './option.js';
 
@@ -22,12 +22,17 @@ export function knexClient(knex: Knex, store: string): { client: SqlClient<Knex.
     transaction: "knex.transaction() (MikroORM's em.flush() and em.transactional() without { ctx: ctx.tx } call it)",
   });
   guardKnexQueries(knex, scope, store);
-  const run = async (executor: Knex | Knex.Transaction, statement: Statement) =>
-    resultOf(
-      await (statement.values.length === 0
-        ? executor.raw(statement.sql)
-        : executor.raw(statement.sql, statement.values as Knex.RawBinding[])),
-    );
+  const run = (executor: Knex | Knex.Transaction, statement: Statement) => {
+    try {
+      return answered(
+        statement.values.length === 0
+          ? executor.raw(statement.sql)
+          : executor.raw(statement.sql, statement.values as Knex.RawBinding[]),
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
   return {
     scope,
     client: {

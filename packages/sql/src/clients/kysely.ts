@@ -1,6 +1,6 @@
 import { refuseOwnTransactions } from '@service-pay/core/node';
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import { resultOf, runThrough, type SqlClient, type Statement } from '../client.js';
+import { answered, runThrough, type SqlClient, type Statement } from '../client.js';
 import { guardKyselyExecutor } from './kysely-guard.js';
 import { clientOption } from './option.js';
 
@@ -26,8 +26,13 @@ export function kyselyClient<DB>(
   const scope = {};
   const own = refuseOwnTransactions(db, ['transaction', 'startTransaction'], scope, store);
   const held = guardKyselyExecutor(db as Kysely<unknown>, scope, store, { oneConnection });
-  const run = async (executor: Kysely<DB>, statement: Statement) =>
-    resultOf(await executor.executeQuery(CompiledQuery.raw(statement.sql, [...statement.values])));
+  const run = (executor: Kysely<DB>, statement: Statement) => {
+    try {
+      return answered(executor.executeQuery(CompiledQuery.raw(statement.sql, [...statement.values])));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
   return {
     scope,
     client: runThrough<Transaction<DB>, Kysely<DB>>(

@@ -1,5 +1,5 @@
 import { refuseOwnTransactions } from '@service-pay/core/node';
-import { type Row, resultOf, type SqlClient, type Statement } from '../client.js';
+import { answered, type Row, resultOf, type SqlClient, type Statement, type StatementResult } from '../client.js';
 import { milliseconds } from '../prune-age.js';
 import { sayUnguarded } from '../unguarded.js';
 import { clientOption } from './option.js';
@@ -70,11 +70,14 @@ export function prismaClient<Client extends PrismaLike>(
   const maxWait = milliseconds(limits.maxWaitMs, DEFAULT_MAX_WAIT_MS, store, 'maxWaitMs');
   const scope = {};
   const own = refuseOwnTransactions(prisma, ['$transaction'], scope, store);
-  const run = async (client: PrismaLike, statement: Statement) => {
-    if (statement.write === true) {
-      return { rows: [], affected: Number(await client.$executeRawUnsafe(statement.sql, ...statement.values)) };
+  const run = (client: PrismaLike, statement: Statement) => {
+    try {
+      return statement.write === true
+        ? answered(client.$executeRawUnsafe(statement.sql, ...statement.values), writeResult)
+        : answered(client.$queryRawUnsafe<Row[]>(statement.sql, ...statement.values), queryResult);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    return resultOf((await client.$queryRawUnsafe<Row[]>(statement.sql, ...statement.values)) ?? []);
   };
   return {
     scope,
@@ -145,4 +148,14 @@ export function guardPrismaPool<Pool>(
   if (!how.is(pool)) throw new TypeError(`PrismaStore: options.pool must be ${how.pool} your adapter was built on.`);
   how.guard(pool, scope, 'PrismaStore');
   return pool;
+}
+
+/** What `$executeRawUnsafe` answers (the count of rows written), as a statement's result. */
+function writeResult(count: unknown): StatementResult {
+  return { rows: [], affected: Number(count) };
+}
+
+/** What `$queryRawUnsafe` answers (its rows), as a statement's result. */
+function queryResult(rows: unknown): StatementResult {
+  return resultOf(rows ?? []);
 }

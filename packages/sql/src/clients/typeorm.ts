@@ -7,7 +7,7 @@ import {
   wrapMethod,
 } from '@service-pay/core/node';
 import type { DataSource, EntityManager } from 'typeorm';
-import { resultOf, runThrough, type SqlClient, type Statement } from '../client.js';
+import { answered, runThrough, type SqlClient, type Statement } from '../client.js';
 import { statementRefusal } from '../statement-kind.js';
 import { clientOption } from './option.js';
 
@@ -49,8 +49,13 @@ export function typeOrmClient(
     guardRunner(runner, guard);
     return runner;
   });
-  const run = async (executor: DataSource | EntityManager, statement: Statement) =>
-    resultOf(await executor.query(statement.sql, statement.values.length === 0 ? undefined : [...statement.values]));
+  const run = (executor: DataSource | EntityManager, statement: Statement) => {
+    try {
+      return answered(executor.query(statement.sql, statement.values.length === 0 ? undefined : [...statement.values]));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
   return {
     scope,
     client: runThrough<EntityManager, DataSource>(
