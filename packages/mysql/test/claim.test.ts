@@ -4,10 +4,11 @@ import type { Pool, PoolConnection } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPool, uniqueName } from './support/database.js';
 
-// The claim statement on the server, for both of its forms: the reading claim every server takes (and
-// MySQL 8 keeps, lacking INSERT ... RETURNING), and the writing claim a store moves to once its first claim
-// showed MariaDB. Each form must tell a free key, one another transaction holds, a recorded one (with the
-// recorded fingerprint, whichever fingerprint the new delivery has) and slots never made.
+// The claim statement on the server, for both of its forms: the reading claim on the lock slots (MySQL 8,
+// lacking INSERT ... RETURNING), and the writing claim on MariaDB, which takes the key by inserting its row.
+// Each form must tell a free key, one another transaction holds, a recorded one (with the recorded
+// fingerprint, whichever fingerprint the new delivery has); the reading one, slots never made. The two
+// forms must also keep each other out, because stores of either may share a table while it is upgraded.
 
 let pool: Pool;
 const inbox = uniqueName('claim');
@@ -101,7 +102,7 @@ describe.each([
     expect(await recorded(key)).toEqual([{ fingerprint: 'fp1', reason: null }]);
   });
 
-  it('says the slots were never made when the keys table is empty', async () => {
+  it('says the slots were never made when the keys table is empty (the reading form; the writing form needs none)', async () => {
     const other = mysqlDialect.table(uniqueName('noslots'), 'MySqlStore');
     other.server.insertReturning = writes;
     for (const { sql } of mysqlDialect.migrate(other).statements) await pool.query(sql);
@@ -110,9 +111,9 @@ describe.each([
     try {
       const statement = mysqlDialect.claim(other, 'k', { fingerprint: 'fp', draft });
       const [rows] = await a.query(statement.sql, [...statement.values] as never);
-      expect(() => mysqlDialect.readClaim(rows as Array<Record<string, unknown>>, other, 'KyselyStore')).toThrow(
-        /KyselyStore: the lock slots table .*_keys has no rows/,
-      );
+      const read = () => mysqlDialect.readClaim(rows as Array<Record<string, unknown>>, other, 'KyselyStore');
+      if (writes) expect(read().state).toBe('free');
+      else expect(read).toThrow(/KyselyStore: the lock slots table .*_keys has no rows/);
     } finally {
       await end(a, 'ROLLBACK');
       await pool.query(`drop table if exists ${other.sql}, ${other.keysSql}`);
@@ -120,17 +121,45 @@ describe.each([
   });
 });
 
-it("learns the writing form from the first claim's answer on MariaDB", async () => {
+it.each([
+  ['writing', 'reading'],
+  ['reading', 'writing'],
+])(
+  'a %s claim and a %s one on one key (a table shared while stores upgrade): the primary key lets one commit',
+  async (first, second) => {
+    const key = uniqueName('mixed');
+    const claimWith = async (form: string) => {
+      const connection = await begun();
+      table.server.insertReturning = form === 'writing';
+      return { connection, claim: await claimOn(connection, key, 'fp') };
+    };
+    const a = await claimWith(first);
+    const b = await claimWith(second);
+    // The reading claim takes a slot the writing one never locks, and does not see its uncommitted row.
+    expect([a.claim.state, b.claim.state]).toEqual(['free', 'free']);
+    const [writing, reading] = first === 'writing' ? [a, b] : [b, a];
+    await end(writing.connection, 'COMMIT');
+    const row = mysqlDialect.record(table, key, 'fp', { ...draft, outcome: 'credited' });
+    await expect(reading.connection.query(row.sql, [...row.values] as never)).rejects.toMatchObject({ errno: 1062 });
+    await end(reading.connection, 'ROLLBACK');
+    expect(await recorded(key)).toHaveLength(1);
+  },
+);
+
+it("learns the writing form from the server's version, asked once", async () => {
   const learning = mysqlDialect.table(inbox, 'MySqlStore');
-  expect(learning.server.insertReturning).toBeUndefined();
+  const probe = mysqlDialect.probe;
+  if (probe === undefined) throw new Error('the MySQL dialect asks the server what it is');
+  expect(probe.learned(learning)).toBe(false);
   expect(mysqlDialect.claim(learning, 'k', { fingerprint: 'fp', draft }).sql).toMatch(/^SELECT/);
-  const a = await begun();
-  expect((await claimOn(a, uniqueName('learn'), 'fp', learning)).state).toBe('free');
-  await end(a, 'ROLLBACK');
+  const [rows] = await pool.query(probe.statement(learning).sql);
+  probe.learn(rows as Array<Record<string, unknown>>, learning);
+  expect(probe.learned(learning)).toBe(true);
   const [[{ version }]] = (await pool.query('select version() as version')) as unknown as [[{ version: string }]];
   const mariadb = /mariadb/i.test(version);
-  expect(learning.server.insertReturning).toBe(mariadb);
-  expect(mysqlDialect.claim(learning, 'k', { fingerprint: 'fp', draft }).sql).toMatch(mariadb ? /^INSERT/ : /^SELECT/);
+  expect(mysqlDialect.claim(learning, 'k', { fingerprint: 'fp', draft }).sql).toMatch(
+    mariadb ? /INSERT INTO/ : /^SELECT/,
+  );
   // Without the row to write (a caller that passes no draft), the reading claim is the only form.
   expect(mysqlDialect.claim(learning, 'k').sql).toMatch(/^SELECT/);
 });

@@ -7,8 +7,9 @@ import { MySqlStore } from '../src/index.js';
 // command that gets a reply), for every client. The hand-rolled transaction is the yardstick: BEGIN; the
 // INSERT of the inbox row; the credit; COMMIT = 4 for a fresh payment, and BEGIN; the INSERT that finds
 // the row; ROLLBACK = 3 for a duplicate. The stores match it on MariaDB, whose INSERT ... RETURNING lets the
-// claim take the key, write the row and name its connection in one statement (from a store's second claim
-// on: the first learns the server's version). MySQL 8 lacks it and takes one more for a fresh payment.
+// claim take the key, write the row and name its connection in one statement (a store's first delivery
+// also asks the server's version, once; the count is taken after two). MySQL 8 lacks it and takes one more
+// for a fresh payment.
 const LIMIT = { fresh: 4, duplicate: 3 };
 
 // The clients below read MYSQL_URL when their modules load: every connection goes through the proxy.

@@ -37,6 +37,16 @@ export interface SqlDialect<Table extends { readonly name: string }> {
    * so the commit has nothing left to send.
    */
   claim(table: Table, key: string, row?: { fingerprint: string; draft: InboxDraft }): Statement;
+  /**
+   * Optional: what the dialect must learn of the server before a store's first claim (MariaDB's
+   * `INSERT ... RETURNING`, which MySQL 8 lacks), asked once per store in its first delivery's
+   * transaction; `learn` keeps the answer on the store's `table`, where `claim` reads it.
+   */
+  readonly probe?: {
+    statement(table: Table): Statement;
+    learned(table: Table): boolean;
+    learn(rows: readonly Row[], table: Table): void;
+  };
   /** Reads the claim's answer; throws (naming `store`) when it shows a table that was never migrated. */
   readClaim(rows: readonly Row[], table: Table, store: string): ClaimResult;
   /** Whether the claim failed because another transaction holds the key (answered without waiting). */

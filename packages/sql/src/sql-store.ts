@@ -150,6 +150,10 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
     }
     let claim: ReturnType<typeof dialect.readClaim>;
     try {
+      const { probe } = dialect;
+      if (probe !== undefined && !probe.learned(table)) {
+        probe.learn((await client.query(held.tx, probe.statement(table))).rows, table);
+      }
       const statement = dialect.claim(table, key, draft === undefined ? undefined : { fingerprint, draft });
       claim = dialect.readClaim((await client.query(held.tx, statement)).rows, table, store);
     } catch (error) {

@@ -6,13 +6,14 @@ import { InboxSql } from './inbox-sql.js';
 import { type TableName, tableName } from './table-name.js';
 
 /**
- * MySQL 8 and MariaDB 10.6+: the key is a row lock on one of a fixed set of lock slots (`<table>_keys`,
- * made by `migrate()`), taken with `FOR UPDATE NOWAIT` in the delivery's transaction, so it ends with the
- * transaction whatever ends it and nothing session-scoped ever goes back to a pool. The claim reads the
- * key's inbox row and the connection's id with the lock, in one statement; on MariaDB it writes the inbox
- * row in that statement too (`INSERT ... RETURNING`, which MySQL 8 lacks), learned from the server's
- * version at the store's first claim. A running statement is stopped with `KILL QUERY`, a session with
- * `KILL`.
+ * MySQL 8 and MariaDB 10.6+. On MariaDB the claim is one `INSERT ... RETURNING` that takes the key by
+ * inserting its inbox row, waiting for no lock (another transaction holding the row -> a lock error at
+ * once), and names the connection. On MySQL 8, which has no `INSERT ... RETURNING`, the key is a row lock on
+ * one of a fixed set of lock slots (`<table>_keys`, made by `migrate()`), taken with `FOR UPDATE NOWAIT`,
+ * read with the inbox row and the connection's id in one statement, and the inbox row is inserted before
+ * COMMIT. Either way the lock ends with the transaction whatever ends it, so nothing session-scoped ever
+ * goes back to a pool. Which server it is, a store asks once (`probe`). A running statement is stopped
+ * with `KILL QUERY`, a session with `KILL`.
  *
  * @example
  * ```ts
@@ -25,6 +26,13 @@ export const mysqlDialect: SqlDialect<TableName> = {
   migrate: (table) => {
     const inbox = new InboxSql(table);
     return { statements: [...inbox.migrateStatements(), ...inbox.migrateSlots()].map(statement), inTransaction: false };
+  },
+  probe: {
+    statement: () => statement('SELECT VERSION() AS version'),
+    learned: (table) => table.server.insertReturning !== undefined,
+    learn: (rows, table) => {
+      table.server.insertReturning = /mariadb/i.test(String(rows[0]?.version ?? ''));
+    },
   },
   claim: (table, key, row) =>
     row !== undefined && table.server.insertReturning === true
@@ -39,7 +47,6 @@ export const mysqlDialect: SqlDialect<TableName> = {
       if (Number(row.existed) === 1) return { state: 'completed', fingerprint: String(found) };
       return { state: 'free', session: Number(row.id), written: true };
     }
-    if (typeof row.version === 'string') table.server.insertReturning = /mariadb/i.test(row.version);
     if (found !== null && found !== undefined) return { state: 'completed', fingerprint: String(found) };
     return { state: 'free', session: Number(row.id), written: false };
   },

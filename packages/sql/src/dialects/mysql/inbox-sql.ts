@@ -99,34 +99,34 @@ export class InboxSql {
    * error at once), then reads the inbox row. The read refers to the locked row, so it runs after the lock
    * (an uncorrelated one is evaluated once, before it), and InnoDB takes its snapshot then: it sees the
    * commit of whoever held the slot before. Were it ever to miss one, the inbox row's primary key still
-   * refuses the second insert. No row: the slots were never made (`migrate()`). The server's version comes
-   * with it, so the store learns whether later claims can write the row too (`take`).
+   * refuses the second insert. No row: the slots were never made (`migrate()`).
    */
   claim(key: string): Statement {
     return {
-      sql: `SELECT CONNECTION_ID() AS id, VERSION() AS version, (SELECT i.fingerprint FROM ${this.table.sql} i WHERE i.\`key\` = ? AND s.slot IS NOT NULL) AS fingerprint FROM ${this.table.keysSql} s WHERE s.slot = ? FOR UPDATE NOWAIT`,
+      sql: `SELECT CONNECTION_ID() AS id, (SELECT i.fingerprint FROM ${this.table.sql} i WHERE i.\`key\` = ? AND s.slot IS NOT NULL) AS fingerprint FROM ${this.table.keysSql} s WHERE s.slot = ? FOR UPDATE NOWAIT`,
       values: [key, this.slot(key)],
     };
   }
 
   /**
-   * The claim that also writes the inbox row, on MariaDB (`INSERT ... RETURNING`), so a fresh delivery
-   * sends nothing at commit but COMMIT. The SELECT takes the key's slot first, without waiting (`NOWAIT`
-   * covers every lock of the statement: a row another transaction is deleting answers busy too); then the
-   * row (outcome `credited`: a rejection rolls it back and records itself apart) is inserted. A key with a
-   * row already is a duplicate: the insert becomes an update of a column the draft leaves empty, so the
-   * returned row says `existed` and carries the recorded fingerprint; the store rolls that update back with
-   * the transaction. The insert checks the committed row itself, not a snapshot, so the commit of the
-   * slot's previous holder is always seen. No row returned: the slots were never made (`migrate()`).
+   * The claim on MariaDB, which also writes the inbox row (outcome `credited`: a rejection rolls it back and
+   * records itself apart), so a fresh delivery sends nothing at commit but COMMIT. The key's own row is the
+   * lock: the insert takes it, and finding it held by another transaction (a delivery under way, a prune)
+   * answers a lock error at once, because the statement waits for no lock (`innodb_lock_wait_timeout = 0`
+   * for it alone). A key with a committed row is a duplicate: the insert becomes an update of a column the
+   * draft leaves empty, so the returned row says `existed` and carries the recorded fingerprint, and the
+   * store rolls that update back with the transaction. The insert checks the committed row itself, not a
+   * snapshot. A store on the reading claim (MySQL 8, or an older version of this package) inserts its row
+   * before COMMIT, so the primary key still lets only one of two such deliveries commit.
    */
   take(key: string, fingerprint: string, draft: InboxDraft): Statement {
     return {
       sql:
+        'SET STATEMENT innodb_lock_wait_timeout = 0 FOR ' +
         `INSERT INTO ${this.table.sql} (\`key\`, fingerprint, payment_id, delivery_id, source, outcome) ` +
-        `SELECT ?, ?, ?, ?, ?, 'credited' FROM ${this.table.keysSql} s WHERE s.slot = ? FOR UPDATE NOWAIT ` +
-        `ON DUPLICATE KEY UPDATE reason = 'existing' ` +
+        "VALUES (?, ?, ?, ?, ?, 'credited') ON DUPLICATE KEY UPDATE reason = 'existing' " +
         'RETURNING CONNECTION_ID() AS id, fingerprint, reason IS NOT NULL AS existed',
-      values: [key, fingerprint, draft.paymentId, draft.deliveryId ?? null, draft.source, this.slot(key)],
+      values: [key, fingerprint, draft.paymentId, draft.deliveryId ?? null, draft.source],
     };
   }
 

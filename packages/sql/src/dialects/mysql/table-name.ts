@@ -12,8 +12,9 @@ export interface TableName extends InboxTableName {
   /** The ORM stores' keys table beside it (`<name>_keys`), quoted. */
   readonly keysSql: string;
   /**
-   * What the first claim learned of the server behind this store's table: whether it takes `INSERT ...
-   * RETURNING` (MariaDB), which lets the claim write the inbox row too. Unknown until a claim answered.
+   * What the store learned of the server behind its table (the dialect's `probe`, asked at the first
+   * claim): whether it takes `INSERT ... RETURNING` (MariaDB), which lets the claim take the key by writing
+   * the inbox row. Unknown until then.
    */
   readonly server: { insertReturning: boolean | undefined };
 }
