@@ -34,14 +34,15 @@ LANGUAGE plpgsql VOLATILE AS $service_pay$
 BEGIN
   locked := pg_try_advisory_xact_lock(hashtextextended('service_pay_inbox:' || claim_key, 0));
   inserted := false;
-  IF locked THEN
+  SELECT inbox.fingerprint INTO fingerprint FROM "service_pay_inbox" AS inbox WHERE inbox.key = claim_key;
+  IF locked AND NOT FOUND THEN
     INSERT INTO "service_pay_inbox" AS inbox (key, fingerprint, payment_id, delivery_id, source, outcome)
       VALUES (claim_key, claim_fingerprint, claim_payment_id, claim_delivery_id, claim_source, 'credited')
       ON CONFLICT (key) DO NOTHING;
     inserted := FOUND;
-  END IF;
-  IF NOT inserted THEN
-    SELECT inbox.fingerprint INTO fingerprint FROM "service_pay_inbox" AS inbox WHERE inbox.key = claim_key;
+    IF NOT inserted THEN
+      SELECT inbox.fingerprint INTO fingerprint FROM "service_pay_inbox" AS inbox WHERE inbox.key = claim_key;
+    END IF;
   END IF;
   pid := pg_backend_pid();
   xact_us := ((extract(epoch FROM now()) * 1000000)::bigint)::text;
