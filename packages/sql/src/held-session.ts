@@ -46,7 +46,7 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     // The client's own guard, when it has one, is under the follower (which then sees what the handler gets
     // back from every call, the guard refusing first); without one, the follower checks the store's rules
     // itself, in the same proxy (a call crosses one proxy, not two).
-    const guarded = client.guard?.(held.tx, ended) ?? undefined;
+    const guarded = client.guard?.(held.tx, ended);
     this.tx =
       guarded === undefined
         ? this.#pending.wrap(held.tx, { ended, rules: context.rules })

@@ -1,4 +1,4 @@
-import { guardTransaction, type TransactionGuardOptions } from '@service-pay/core';
+import { guardTransaction, refuseTransactionCall, type TransactionGuardOptions } from '@service-pay/core';
 import { statementKind } from './statement-kind.js';
 
 /**
@@ -171,11 +171,11 @@ export class PendingQueries {
    */
   #guardedTop(tx: object, ended: () => boolean, rules: TransactionRules): object {
     const pending = this;
-    const { rawTextMethods, endsTransaction, endedError, nestedError } = rules;
+    const { rawTextMethods } = rules;
     const proxy = new Proxy(tx, {
       apply(target, _thisArg, args) {
         const unwrapped = pending.#unwrapped(args);
-        if (ended()) throw endedError();
+        refuseTransactionCall(ended, rules, false, undefined);
         return pending.#result(Reflect.apply(target as never, target, unwrapped), 'ctx.tx(…)');
       },
       get(target, property) {
@@ -184,15 +184,13 @@ export class PendingQueries {
           const raw = rawTextMethods.includes(property as string);
           if (property === 'then' || property === 'catch' || property === 'finally') {
             return (...args: unknown[]) => {
-              if (ended()) throw endedError();
-              if (raw && endsTransaction(args[0])) throw nestedError();
+              refuseTransactionCall(ended, rules, raw, args[0]);
               return (member as (...a: unknown[]) => unknown).apply(target, args);
             };
           }
           return (...args: unknown[]) => {
             const unwrapped = pending.#unwrapped(args);
-            if (ended()) throw endedError();
-            if (raw && endsTransaction(unwrapped[0])) throw nestedError();
+            refuseTransactionCall(ended, rules, raw, unwrapped[0]);
             const result = (member as (...a: unknown[]) => unknown).apply(target, unwrapped);
             return pending.#result(result, `ctx.tx.${String(property)}(…)`);
           };

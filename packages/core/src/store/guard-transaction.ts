@@ -25,13 +25,10 @@ export interface TransactionGuardOptions {
  * ```
  */
 export function guardTransaction<Tx>(tx: Tx, options: TransactionGuardOptions): Tx {
-  const { ended, rawTextMethods, endsTransaction, endedError, nestedError } = options;
-  const open = () => {
-    if (ended()) throw endedError();
-  };
+  const { ended, rawTextMethods } = options;
   return new Proxy(tx as object, {
     apply(fn, _thisArg, args) {
-      open();
+      refuseTransactionCall(ended, options, false, undefined);
       return Reflect.apply(fn as never, tx, args);
     },
     get(object, property) {
@@ -39,10 +36,31 @@ export function guardTransaction<Tx>(tx: Tx, options: TransactionGuardOptions): 
       if (typeof value !== 'function' || property === 'constructor') return value;
       const raw = rawTextMethods.includes(property as string);
       return (...args: unknown[]) => {
-        open();
-        if (raw && endsTransaction(args[0])) throw nestedError();
+        refuseTransactionCall(ended, options, raw, args[0]);
         return (value as (...a: unknown[]) => unknown).apply(object, args);
       };
     },
   }) as Tx;
+}
+
+/**
+ * For store authors: the check `guardTransaction` makes before each call on the transaction object, for a
+ * store whose own proxy of `ctx.tx` does the guard's work too (one proxy per call instead of two). Throws
+ * `endedError()` once `ended()`, and `nestedError()` when `raw` (the method takes SQL text first) and
+ * `firstArgument` is transaction control. `ended` is apart from `rules` so that a store can make its
+ * rules once and pass each delivery's `ended` without copying them.
+ *
+ * @example
+ * ```ts
+ * refuseTransactionCall(() => done, rules, rules.rawTextMethods.includes('execute'), sqlText);
+ * ```
+ */
+export function refuseTransactionCall(
+  ended: () => boolean,
+  rules: Omit<TransactionGuardOptions, 'ended'>,
+  raw: boolean,
+  firstArgument: unknown,
+): void {
+  if (ended()) throw rules.endedError();
+  if (raw && rules.endsTransaction(firstArgument)) throw rules.nestedError();
 }
