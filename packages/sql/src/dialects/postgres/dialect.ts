@@ -3,6 +3,7 @@ import type { Row, StatementResult } from '../../client.js';
 import { statement } from '../../client.js';
 import type { ClaimResult, Interruption, SqlDialect } from '../../dialect.js';
 import { InboxSql } from './inbox-sql.js';
+import { readRecordText } from './record-text.js';
 import { quoteLiteral } from './sql-text.js';
 import { type TableName, tableName } from './table-name.js';
 
@@ -13,6 +14,42 @@ const TERMINATE_WAIT_MS = 5_000;
 interface PostgresSession {
   readonly pid: number;
   readonly xactUs: string;
+}
+
+/** A claim's answer: the take function's (`inserted` set) or the claim function's (`inserted` undefined). */
+interface ClaimFields {
+  readonly locked: boolean;
+  readonly inserted: boolean | undefined;
+  readonly fingerprint: string | null;
+  readonly pid: string | null;
+  readonly xactUs: string | null;
+}
+
+/** The claim's row (one text column, `take` or `claim`: the function's row as text) as its fields. */
+function claimFields(row: Row | undefined, store: string): ClaimFields {
+  const take = row?.take;
+  if (typeof take === 'string') {
+    const [locked, inserted, fingerprint, pid, xactUs] = readRecordText(take);
+    return {
+      locked: locked === 't',
+      inserted: inserted === 't',
+      fingerprint: fingerprint ?? null,
+      pid: pid ?? null,
+      xactUs: xactUs ?? null,
+    };
+  }
+  const claim = row?.claim;
+  if (typeof claim === 'string') {
+    const [locked, fingerprint, pid, xactUs] = readRecordText(claim);
+    return {
+      locked: locked === 't',
+      inserted: undefined,
+      fingerprint: fingerprint ?? null,
+      pid: pid ?? null,
+      xactUs: xactUs ?? null,
+    };
+  }
+  throw new TypeError(`${store}: the inbox's claim function answered ${JSON.stringify(row)}, not its row as text.`);
 }
 
 /**
@@ -34,14 +71,13 @@ export const postgresDialect: SqlDialect<TableName> = {
     statement(
       row === undefined ? new InboxSql(table).claim(key) : new InboxSql(table).take(key, row.fingerprint, row.draft),
     ),
-  readClaim(rows: readonly Row[]): ClaimResult {
-    const row = rows[0];
-    const written = row?.inserted === true;
-    const found = row?.fingerprint;
-    if (!written && found !== null && found !== undefined) return { state: 'completed', fingerprint: String(found) };
+  readClaim(rows: readonly Row[], _table, store): ClaimResult {
+    const claim = claimFields(rows[0], store);
+    const written = claim.inserted === true;
+    if (!written && claim.fingerprint !== null) return { state: 'completed', fingerprint: claim.fingerprint };
     // The writing claim that took the lock always wrote or found a row; neither is never this delivery's.
-    if (row?.locked !== true || row.inserted === false) return { state: 'held' };
-    const session: PostgresSession = { pid: Number(row.pid), xactUs: String(row.xact_us ?? '') };
+    if (!claim.locked || claim.inserted === false) return { state: 'held' };
+    const session: PostgresSession = { pid: Number(claim.pid), xactUs: claim.xactUs ?? '' };
     return { state: 'free', session, written };
   },
   // The advisory lock answers `false` rather than failing.
