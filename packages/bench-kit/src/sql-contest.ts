@@ -2,10 +2,15 @@
  * The SQL stores' benchmark contest: the core handler on a store against the hand-rolled transaction a
  * careful developer writes (verify; BEGIN; INSERT INTO inbox ... ON CONFLICT DO NOTHING; UPDATE orders;
  * COMMIT, or ROLLBACK for a duplicate), on the same database, in the same process. Fresh deliveries and
- * duplicates, one at a time so round trips show; rounds interleaved, each ratio the median over rounds.
- * Every SQL package's benchmark brings its `Database` (a client, its round-trip counter, its hand-rolled
- * transaction, and for MySQL its dialect's tables) and runs `compareOn`.
+ * duplicates, one at a time so round trips show. Within a round the two contestants take turns delivery by
+ * delivery (who goes first flips every pair), so a stall of the machine lands on both alike, and each
+ * round's ratio is the two contestants' total times over the same stretch; the ratio is the median over
+ * rounds. A counting round before the timed ones counts each contestant's round trips and, for a server on
+ * this machine, the server's CPU per delivery (read from /proc in the kernel's 10 ms ticks: within about
+ * 35 us at 300 deliveries); every timed delivery adds this process's CPU (user and system). Every SQL package's benchmark brings its `Database` (a client, its round-trip counter, its
+ * hand-rolled transaction, and for MySQL its dialect's tables) and runs `compareOn`.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import {
   createWebhookHandler,
@@ -36,6 +41,8 @@ export interface Database {
   hand: (event: PaymentPaidEvent, key: string, deliveryId: string) => Promise<boolean>;
   /** Plain SQL outside the contest (setup, clean-up). */
   exec: (sql: string, params?: unknown[]) => Promise<void>;
+  /** The database runs inside this process (PGlite): its CPU is this process's, and no server's is counted. */
+  inProcess?: boolean;
   /**
    * Another SQL dialect's set-up (MySQL): the orders table and the hand-rolled inbox, and orders added.
    * Default: PostgreSQL's.
@@ -43,6 +50,10 @@ export interface Database {
   dialect?: {
     createTables(tag: string): Promise<void>;
     addOrders(tag: string, orderNos: string[]): Promise<void>;
+    /** Drops what the contest and the store made (tables, and the store's functions where it has them). */
+    dropAll(tag: string): Promise<void>;
+    /** The server's process names (`/proc/<pid>/comm`), to count its CPU when it runs on this machine. */
+    serverProcesses?: readonly string[];
   };
   close: () => Promise<void>;
 }
@@ -88,22 +99,87 @@ function postgresDialect(db: Database): NonNullable<Database['dialect']> {
     },
     addOrders: (tag, orderNos) =>
       db.exec(`INSERT INTO bench_orders_${tag} (order_no) SELECT unnest($1::text[])`, [orderNos]),
+    // The store's claim functions outlive its table: a benchmark run left two in the database each time.
+    dropAll: async (tag) => {
+      await db.exec(`DROP TABLE IF EXISTS bench_orders_${tag}, bench_hand_inbox_${tag}, bench_inbox_${tag}`);
+      await db.exec(
+        `DROP FUNCTION IF EXISTS bench_inbox_${tag}_claim(text), bench_inbox_${tag}_take(text, text, text, text, text)`,
+      );
+    },
+    serverProcesses: ['postgres'],
   };
+}
+
+/**
+ * The CPU time (user and system, microseconds) of this machine's processes named `names`, or undefined where
+ * there is no `/proc` (or no such process): the database server's share of a delivery, when it runs here.
+ */
+function serverCpuUs(names: readonly string[] | undefined): number | undefined {
+  if (names === undefined) return undefined;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  const tickUs = 1_000_000 / 100; // USER_HZ: 100 on every Linux Node runs on
+  let ticks = 0;
+  let found = false;
+  for (const pid of entries) {
+    if (pid.charCodeAt(0) > 57) continue; // not a process
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const open = stat.indexOf('(');
+      const close = stat.lastIndexOf(')');
+      if (!names.includes(stat.slice(open + 1, close))) continue;
+      const fields = stat.slice(close + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+      found = true;
+    } catch {
+      // A process that ended meanwhile.
+    }
+  }
+  return found ? ticks * tickUs : undefined;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
-/** Times `deliver` over `requests`, one at a time; returns deliveries per second and round trips each. */
-async function timed(
+/** What one contestant did over a stretch of deliveries. */
+interface Tally {
+  deliveries: number;
+  ms: number;
+  cpuUs: number;
+}
+
+const tally = (): Tally => ({ deliveries: 0, ms: 0, cpuUs: 0 });
+
+/** Times one delivery into `into`: its wall time and this process's CPU time. */
+async function timedOne(into: Tally, deliver: () => Promise<void>): Promise<void> {
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await deliver();
+  into.ms += performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  into.cpuUs += used.user + used.system;
+  into.deliveries++;
+}
+
+/** Runs `deliver` over `requests`, one at a time: round trips and the server's CPU, each per delivery. */
+async function counted(
   db: Database,
+  serverProcesses: readonly string[] | undefined,
   requests: Delivery[],
   deliver: (request: Delivery) => Promise<void>,
-): Promise<{ perSec: number; roundTrips: number }> {
-  const before = await db.roundTrips();
-  const started = performance.now();
+): Promise<{ roundTrips: number; serverCpuUs: number | undefined }> {
+  const trips = await db.roundTrips();
+  const server = serverCpuUs(serverProcesses);
   for (const request of requests) await deliver(request);
-  const seconds = (performance.now() - started) / 1000;
-  return { perSec: requests.length / seconds, roundTrips: ((await db.roundTrips()) - before) / requests.length };
+  const serverAfter = serverCpuUs(serverProcesses);
+  return {
+    roundTrips: ((await db.roundTrips()) - trips) / requests.length,
+    serverCpuUs:
+      server === undefined || serverAfter === undefined ? undefined : (serverAfter - server) / requests.length,
+  };
 }
 
 /** Who competes, and what the store must reach against the hand-rolled transaction. */
@@ -145,52 +221,83 @@ export async function compareOn(make: (tag: string) => Promise<Database>, contes
       if ((await db.store(request)).status !== 200) throw new Error('bench: the store did not credit');
       await handRolledDelivery(db, signed(event));
     }
-    const samples: Record<`${Kind}:${'store' | 'hand'}`, { perSec: number[]; roundTrips: number }> = {
-      'fresh:store': { perSec: [], roundTrips: 0 },
-      'fresh:hand': { perSec: [], roundTrips: 0 },
-      'duplicate:store': { perSec: [], roundTrips: 0 },
-      'duplicate:hand': { perSec: [], roundTrips: 0 },
-    };
     const storeDeliver = async (request: Delivery) => {
       const { status } = await db.store(request);
       if (status !== 200) throw new Error(`bench: the store answered ${status}`);
     };
     const handDeliver = (request: Delivery) => handRolledDelivery(db, request);
-    // Round 0 warms up (JIT, plans, connections) and is not counted.
-    for (let round = 0; round <= ROUNDS; round++) {
+    const newRequests = async () => {
       const fresh = Array.from({ length: db.perRound * 2 }, () => samplePaymentPaidEvent());
       await ordersFor(fresh);
-      const freshStore = fresh.slice(0, db.perRound).map(signed);
-      const freshHand = fresh.slice(db.perRound).map(signed);
-      const dupStore = seen.map(signed);
-      const dupHand = seen.map(signed);
-      const runs: Array<[keyof typeof samples, () => Promise<{ perSec: number; roundTrips: number }>]> = [
-        ['fresh:store', () => timed(db, freshStore, storeDeliver)],
-        ['fresh:hand', () => timed(db, freshHand, handDeliver)],
-        ['duplicate:store', () => timed(db, dupStore, storeDeliver)],
-        ['duplicate:hand', () => timed(db, dupHand, handDeliver)],
-      ];
-      // Alternate the order so neither contestant always runs right after the other's garbage.
-      if (round % 2 === 1) runs.reverse();
-      for (const [name, measure] of runs) {
-        const { perSec, roundTrips } = await measure();
-        if (round > 0) {
-          samples[name].perSec.push(perSec);
-          samples[name].roundTrips = roundTrips;
+      return { freshStore: fresh.slice(0, db.perRound).map(signed), freshHand: fresh.slice(db.perRound).map(signed) };
+    };
+    type Side = 'store' | 'hand';
+    const deliver: Record<Side, (request: Delivery) => Promise<void>> = { store: storeDeliver, hand: handDeliver };
+    // Round 0 warms up (JIT, plans, connections), each contestant on its own; it is not counted.
+    const warm = await newRequests();
+    for (const request of warm.freshStore) await storeDeliver(request);
+    for (const request of warm.freshHand) await handDeliver(request);
+    for (const event of seen) await storeDeliver(signed(event));
+    for (const event of seen) await handDeliver(signed(event));
+    // The counting round, each contestant on its own (so the server's CPU is its alone): round trips and
+    // the server's CPU per delivery. Not timed.
+    const serverProcesses = db.inProcess === true ? undefined : dialect.serverProcesses;
+    const counting = await newRequests();
+    const counts: Record<`${Kind}:${Side}`, Awaited<ReturnType<typeof counted>>> = {
+      'fresh:store': await counted(db, serverProcesses, counting.freshStore, storeDeliver),
+      'fresh:hand': await counted(db, serverProcesses, counting.freshHand, handDeliver),
+      'duplicate:store': await counted(db, serverProcesses, seen.map(signed), storeDeliver),
+      'duplicate:hand': await counted(db, serverProcesses, seen.map(signed), handDeliver),
+    };
+    const rounds: Record<`${Kind}:${Side}`, Tally[]> = {
+      'fresh:store': [],
+      'fresh:hand': [],
+      'duplicate:store': [],
+      'duplicate:hand': [],
+    };
+    for (let round = 0; round < ROUNDS; round++) {
+      const { freshStore, freshHand } = await newRequests();
+      const requests: Record<`${Kind}:${Side}`, Delivery[]> = {
+        'fresh:store': freshStore,
+        'fresh:hand': freshHand,
+        'duplicate:store': seen.map(signed),
+        'duplicate:hand': seen.map(signed),
+      };
+      for (const kind of ['fresh', 'duplicate'] as const) {
+        const tallies: Record<Side, Tally> = { store: tally(), hand: tally() };
+        for (let i = 0; i < db.perRound; i++) {
+          // Who goes first flips every pair: neither always runs right after the other's garbage.
+          const order: Side[] = (i + round) % 2 === 0 ? ['store', 'hand'] : ['hand', 'store'];
+          for (const side of order) {
+            const request = requests[`${kind}:${side}`][i] as Delivery;
+            await timedOne(tallies[side], () => deliver[side](request));
+          }
         }
+        rounds[`${kind}:store`].push(tallies.store);
+        rounds[`${kind}:hand`].push(tallies.hand);
       }
     }
     console.log(`\n## ${storeName} vs hand-rolled transaction, ${db.name}, one delivery at a time, ${ROUNDS} rounds`);
+    const us = (value: number | undefined) => (value === undefined ? 'n/a' : `${Math.round(value)} us`);
     for (const kind of ['fresh', 'duplicate'] as const) {
-      const store = samples[`${kind}:store`];
-      const hand = samples[`${kind}:hand`];
-      const ratios = store.perSec.map((s, i) => s / (hand.perSec[i] as number));
+      const store = rounds[`${kind}:store`];
+      const hand = rounds[`${kind}:hand`];
+      // Deliveries per second each, over the same stretch: the ratio is hand-rolled time over the store's.
+      const ratios = store.map((s, i) => (hand[i] as Tally).ms / s.ms);
       const ratio = median(ratios);
       const met = ratio >= targets[kind];
+      const perSec = (tallies: Tally[]) => median(tallies.map((t) => (t.deliveries * 1000) / t.ms));
+      const cpu = (tallies: Tally[]) => median(tallies.map((t) => t.cpuUs / t.deliveries));
+      const storeCount = counts[`${kind}:store`];
+      const handCount = counts[`${kind}:hand`];
       console.log(
-        `  ${kind.padEnd(9)} store ${Math.round(median(store.perSec))}/s, hand-rolled ${Math.round(median(hand.perSec))}/s: ` +
+        `  ${kind.padEnd(9)} store ${Math.round(perSec(store))}/s, hand-rolled ${Math.round(perSec(hand))}/s: ` +
           `${ratio.toFixed(2)}x (range ${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)}; target >= ${targets[kind]}x) ` +
-          `${met ? 'MET' : 'MISSED'}; round trips per delivery: store ${store.roundTrips.toFixed(0)}, hand-rolled ${hand.roundTrips.toFixed(0)}`,
+          `${met ? 'MET' : 'MISSED'}; round trips per delivery: store ${storeCount.roundTrips.toFixed(0)}, hand-rolled ${handCount.roundTrips.toFixed(0)}`,
+      );
+      console.log(
+        `  ${''.padEnd(9)} CPU per delivery: this process, store ${us(cpu(store))}, hand-rolled ${us(cpu(hand))}; ` +
+          `the server, store ${us(storeCount.serverCpuUs)}, hand-rolled ${us(handCount.serverCpuUs)}`,
       );
       checks.push({
         of: `handler with ${storeName}, ${kind}, ${db.name}`,
@@ -201,9 +308,7 @@ export async function compareOn(make: (tag: string) => Promise<Database>, contes
       });
     }
   } finally {
-    await db
-      .exec(`DROP TABLE IF EXISTS bench_orders_${tag}, bench_hand_inbox_${tag}, bench_inbox_${tag}`)
-      .catch(() => {});
+    await (db.dialect ?? postgresDialect(db)).dropAll(tag).catch(() => {});
     await db.close();
   }
   return checks;

@@ -87,11 +87,13 @@ function setupPool(tag: string) {
       await exec(`CREATE TABLE bench_hand_inbox_${tag} LIKE bench_inbox_${tag}`);
     },
     addOrders: (_, orderNos) => exec(`INSERT INTO bench_orders_${tag} (order_no) VALUES ?`, [orderNos.map((o) => [o])]),
+    dropAll: () =>
+      exec(
+        `DROP TABLE IF EXISTS bench_orders_${tag}, bench_hand_inbox_${tag}, bench_inbox_${tag}, bench_inbox_${tag}_keys`,
+      ),
+    serverProcesses: ['mariadbd', 'mysqld'],
   };
-  const end = async () => {
-    await exec(`DROP TABLE IF EXISTS bench_inbox_${tag}_keys`);
-    await pool.end();
-  };
+  const end = () => pool.end();
   return { query, exec, dialect, end };
 }
 
