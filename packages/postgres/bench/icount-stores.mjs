@@ -75,7 +75,8 @@ class InProcessPostgres {
       return {
         command: 'SELECT',
         rowCount: 1,
-        rows: [{ locked: true, inserted: found === undefined, fingerprint: found ?? null, pid: 1, xact_us: '1' }],
+        // The function's row as text, as the server answers `SELECT take(...)::text AS take`.
+        rows: [{ take: `(t,${found === undefined ? 't,' : `f,"${found.replaceAll('"', '""')}"`},1,1)` }],
       };
     }
     if (head === 'insert' && text.includes(HAND_INBOX)) {
