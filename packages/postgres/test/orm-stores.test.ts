@@ -24,6 +24,7 @@ for (const open of ORM_CLIENTS) {
     const cases = ormStoreCases(() => client, {
       param: '$1',
       keyColumn: 'key',
+      failedStatementAbortsTransaction: true,
       dropClaimSupport: (c) =>
         c.rows(`drop function ${c.inbox}_claim(text), ${c.inbox}_take(text, text, text, text, text)`),
     });

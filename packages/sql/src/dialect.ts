@@ -84,4 +84,13 @@ export interface SqlDialect<Table extends { readonly name: string }> {
   ): { readonly statement: Statement; explain(rows: readonly Row[]): Error | undefined };
   /** Whether SQL text would end or restart the delivery's transaction (BEGIN, COMMIT, ROLLBACK, ...). */
   endsTransaction(text: unknown): boolean;
+  /**
+   * Optional, for a database where a failed statement leaves the transaction unable to commit (PostgreSQL:
+   * every later statement is refused, and COMMIT ends the transaction as a ROLLBACK without an error of its
+   * own, which most clients report as a success). A statement that fails in such a transaction and
+   * succeeds in a sound one (one that rolled back to a savepoint is sound again): sent before COMMIT only
+   * when a statement the handler sent through `ctx.tx` failed, so a handler that caught that failure does
+   * not commit nothing and answer 200.
+   */
+  readonly soundCheck?: Statement;
 }

@@ -4,7 +4,7 @@ import type { Interruption } from './dialect.js';
 import { PendingQueries, type TransactionRules } from './pending-queries.js';
 import { rollBackInterrupting } from './rollback-escalation.js';
 import type { SqlBinding } from './sql-store.js';
-import { endedError } from './transaction-errors.js';
+import { abortedTransactionError, endedError } from './transaction-errors.js';
 
 /** Everything a held session needs to know about the store that opened it: its binding, and its table checked. */
 export interface HeldSessionContext<Tx, Table extends { readonly name: string }>
@@ -69,7 +69,7 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     // Nothing in flight and nothing held (the usual case): no async frame of ours, no wait; the client's
     // COMMIT is the answer (each frame and await is a promise more per delivery, and with async hooks on,
     // as the delivery guards turn them on, each costs its hooks too).
-    if (this.#ended || this.#pending.waiting) return this.#settleThenCommit(record);
+    if (this.#ended || this.#pending.waiting || this.#pending.failed) return this.#settleThenCommit(record);
     try {
       const unfinished = this.#pending.unawaited();
       const holding = this.#delivery.settled(); // app work a client guard has yet to judge (DeliveryGuard.hold)
@@ -86,7 +86,23 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     const unfinished = this.#pending.waiting ? await this.#pending.settle() : this.#pending.unawaited();
     const holding = this.#delivery.settled();
     if (holding !== undefined) await holding;
+    if (unfinished === undefined && record.outcome !== 'rejected' && this.#pending.failed) await this.#checkSound();
     return this.#end(record, unfinished);
+  }
+
+  /**
+   * Before committing after a statement through `ctx.tx` failed: on a database where that aborts the
+   * transaction (`SqlDialect.soundCheck`), asks whether it still can commit; if not, the delivery fails.
+   * Most clients would report the COMMIT that the server turned into a ROLLBACK as a success.
+   */
+  async #checkSound(): Promise<void> {
+    const { client, dialect, store } = this.context;
+    if (dialect.soundCheck === undefined || this.#ended || this.#delivery.refusal !== undefined) return;
+    try {
+      await client.query(this.held.tx, dialect.soundCheck);
+    } catch (error) {
+      throw abortedTransactionError(store, error);
+    }
   }
 
   async #commitAfter(holding: Promise<void>, record: InboxRecord, unfinished: Error | undefined): Promise<void> {

@@ -113,8 +113,18 @@ export class PendingQueries {
    * one delivery anyway.
    */
   readonly #targets = new Map<object, object>();
+  /** A query through `ctx.tx` failed during this delivery, whether or not the handler caught it. */
+  #failed = false;
 
   constructor(private readonly store: string) {}
+
+  /**
+   * True once a query the handler sent through `ctx.tx` failed, caught or not: on a database where that
+   * leaves the transaction unable to commit, the store checks before its COMMIT (`SqlDialect.soundCheck`).
+   */
+  get failed(): boolean {
+    return this.#failed;
+  }
 
   /**
    * `tx` as the handler sees it: every call's result followed as above. With `rules`, `tx`'s own calls are
@@ -228,7 +238,22 @@ export class PendingQueries {
       get(target, property) {
         const member = Reflect.get(target, property);
         if (typeof member === 'function' && property !== 'constructor') {
-          if (property === 'then' || property === 'catch' || property === 'finally') {
+          if (property === 'then' || property === 'catch') {
+            return (...args: unknown[]) => {
+              pending.#lazy?.delete(target);
+              // The query's failure is noted on its way to the handler's own reaction (`await` passes one).
+              const at = property === 'then' ? 1 : 0;
+              const handled = args[at];
+              const rest = [...args];
+              rest[at] = (error: unknown) => {
+                pending.#failed = true;
+                if (typeof handled === 'function') return handled(error);
+                throw error;
+              };
+              return (member as (...a: unknown[]) => unknown).apply(target, rest);
+            };
+          }
+          if (property === 'finally') {
             return (...args: unknown[]) => {
               pending.#lazy?.delete(target);
               return (member as (...a: unknown[]) => unknown).apply(target, args);
@@ -289,7 +314,10 @@ export class PendingQueries {
             eager.delete(entry);
             resolve(value);
           },
-          reject,
+          (error: unknown) => {
+            this.#failed = true;
+            reject(error);
+          },
         );
       });
       entry.observed = observed;

@@ -28,3 +28,25 @@ export function nestedTransactionError(store: string): Error {
       "(nor call an ORM's transaction() on it). Use SAVEPOINT for nested work; the store commits.",
   );
 }
+
+/**
+ * The error a delivery fails with when a statement the handler sent through `ctx.tx` failed and the
+ * handler went on (it caught the error) on a database where that leaves the transaction unable to commit
+ * (PostgreSQL): its COMMIT would end the transaction as a ROLLBACK, the credit and the inbox row with it,
+ * and the sender, answered 200, would never retry. Answered 500 instead, nothing recorded; the retry runs
+ * the handler again. `cause` is the database's refusal of the check.
+ *
+ * @example
+ * ```ts
+ * throw abortedTransactionError('DrizzleStore', refusal);
+ * ```
+ */
+export function abortedTransactionError(store: string, cause: unknown): Error {
+  return new Error(
+    `${store}: a statement sent through ctx.tx failed during onPaymentPaid and the handler went on, but the ` +
+      'database had aborted the transaction with it: committing would record nothing. The delivery is ' +
+      'answered 500 and the retry runs the handler again. Let such an error reach the pipeline, or run the ' +
+      'statement that may fail inside a SAVEPOINT and roll back to it.',
+    { cause },
+  );
+}

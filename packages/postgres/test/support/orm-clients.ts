@@ -70,6 +70,8 @@ export function kyselyClient() {
         await tx.insertInto(marks).values({ marker }).execute();
       },
       slowQuery: (tx, ms) => sql`select pg_sleep(${ms / 1000})`.execute(tx),
+      failingQuery: (tx) => sql`select 1 / 0`.execute(tx),
+      statement: (tx, text) => sql.raw(text).execute(tx),
       writeInOwnTransaction: (marker) =>
         db.transaction().execute(async (trx) => {
           await trx.insertInto(marks).values({ marker }).execute();
@@ -107,66 +109,71 @@ export function kyselyClient() {
   });
 }
 
+type DrizzleTx = Parameters<Parameters<ReturnType<typeof drizzlePg>['transaction']>[0]>[0];
+
 function drizzleClient(flavour: 'node-postgres' | 'postgres.js') {
-  return withTables<Parameters<Parameters<ReturnType<typeof drizzlePg>['transaction']>[0]>[0]>(
-    flavour === 'node-postgres' ? 'drizzle' : 'drizzle_js',
-    async (inbox, marks) => {
-      const table = pgTable(marks, { marker: text('marker').notNull() });
-      const sqlJs = flavour === 'postgres.js' ? postgres(DATABASE_URL, { max: 25, onnotice: () => {} }) : undefined;
-      const pool = flavour === 'node-postgres' ? await openPool() : undefined;
-      const db = (sqlJs ? drizzlePostgresJs(sqlJs) : drizzlePg(pool as pg.Pool)) as ReturnType<typeof drizzlePg>;
-      return {
-        name: `Drizzle (${flavour})`,
-        store: () => new DrizzleStore({ db, tableName: inbox }),
-        write: async (tx, marker) => {
-          await tx.insert(table).values({ marker });
+  return withTables<DrizzleTx>(flavour === 'node-postgres' ? 'drizzle' : 'drizzle_js', async (inbox, marks) => {
+    const table = pgTable(marks, { marker: text('marker').notNull() });
+    const sqlJs = flavour === 'postgres.js' ? postgres(DATABASE_URL, { max: 25, onnotice: () => {} }) : undefined;
+    const pool = flavour === 'node-postgres' ? await openPool() : undefined;
+    const db = (sqlJs ? drizzlePostgresJs(sqlJs) : drizzlePg(pool as pg.Pool)) as ReturnType<typeof drizzlePg>;
+    return {
+      name: `Drizzle (${flavour})`,
+      store: () => new DrizzleStore({ db, tableName: inbox }),
+      write: async (tx, marker) => {
+        await tx.insert(table).values({ marker });
+      },
+      slowQuery: (tx, ms) => tx.execute(sqlTag(ms)),
+      failingQuery: (tx) => tx.execute(drizzleSql`select 1 / 0`),
+      // postgres.js fails its transaction on any failed statement, even one rolled back to a savepoint
+      // sent as SQL (its own savepoints are sql.savepoint()): no raw savepoint case there.
+      ...(flavour === 'node-postgres'
+        ? { statement: (tx: DrizzleTx, text: string) => tx.execute(drizzleSql.raw(text)) }
+        : {}),
+      writeInOwnTransaction: (marker) =>
+        db.transaction(async (trx) => {
+          await trx.insert(table).values({ marker });
+        }),
+      guard: {
+        lazy: true,
+        startWrite: (tx, marker) => tx.insert(table).values({ marker }),
+        globalWrite: (marker) => db.insert(table).values({ marker }),
+        globalRead: () => db.select().from(table).limit(1),
+        ownTransactions: {
+          'db.transaction()': (marker) =>
+            db.transaction(async (trx) => {
+              await trx.insert(table).values({ marker });
+            }),
+          ...(sqlJs
+            ? {
+                'sql.begin()': (marker: string) =>
+                  sqlJs.begin(async (trx) => {
+                    await trx.unsafe(`insert into ${marks} (marker) values ($1)`, [marker]);
+                  }),
+              }
+            : { 'pool.connect() + BEGIN': (marker: string) => pgOwnTransaction(pool as pg.Pool, marks, marker) }),
         },
-        slowQuery: (tx, ms) => tx.execute(sqlTag(ms)),
-        writeInOwnTransaction: (marker) =>
-          db.transaction(async (trx) => {
-            await trx.insert(table).values({ marker });
-          }),
-        guard: {
-          lazy: true,
-          startWrite: (tx, marker) => tx.insert(table).values({ marker }),
-          globalWrite: (marker) => db.insert(table).values({ marker }),
-          globalRead: () => db.select().from(table).limit(1),
-          ownTransactions: {
-            'db.transaction()': (marker) =>
-              db.transaction(async (trx) => {
-                await trx.insert(table).values({ marker });
-              }),
-            ...(sqlJs
-              ? {
-                  'sql.begin()': (marker: string) =>
-                    sqlJs.begin(async (trx) => {
-                      await trx.unsafe(`insert into ${marks} (marker) values ($1)`, [marker]);
-                    }),
-                }
-              : { 'pool.connect() + BEGIN': (marker: string) => pgOwnTransaction(pool as pg.Pool, marks, marker) }),
-          },
-          poolOfOne: async () => {
-            const oneJs = sqlJs ? postgres(DATABASE_URL, { max: 1, onnotice: () => {} }) : undefined;
-            const onePool = sqlJs ? undefined : await openPool({ max: 1 });
-            const onOne = (oneJs ? drizzlePostgresJs(oneJs) : drizzlePg(onePool as pg.Pool)) as typeof db;
-            return {
-              store: new DrizzleStore({ db: onOne, tableName: inbox }),
-              write: async (tx, marker) => await tx.insert(table).values({ marker }),
-              globalWrite: (marker) => onOne.insert(table).values({ marker }),
-              close: async () => {
-                await oneJs?.end({ timeout: 5 });
-                await onePool?.end();
-              },
-            };
-          },
+        poolOfOne: async () => {
+          const oneJs = sqlJs ? postgres(DATABASE_URL, { max: 1, onnotice: () => {} }) : undefined;
+          const onePool = sqlJs ? undefined : await openPool({ max: 1 });
+          const onOne = (oneJs ? drizzlePostgresJs(oneJs) : drizzlePg(onePool as pg.Pool)) as typeof db;
+          return {
+            store: new DrizzleStore({ db: onOne, tableName: inbox }),
+            write: async (tx, marker) => await tx.insert(table).values({ marker }),
+            globalWrite: (marker) => onOne.insert(table).values({ marker }),
+            close: async () => {
+              await oneJs?.end({ timeout: 5 });
+              await onePool?.end();
+            },
+          };
         },
-        close: async () => {
-          await sqlJs?.end({ timeout: 5 });
-          await pool?.end();
-        },
-      };
-    },
-  );
+      },
+      close: async () => {
+        await sqlJs?.end({ timeout: 5 });
+        await pool?.end();
+      },
+    };
+  });
 }
 
 const sqlTag = (ms: number) => drizzleSql`select pg_sleep(${ms / 1000})`;
@@ -184,6 +191,8 @@ export function knexClient() {
         await tx(marks).insert({ marker });
       },
       slowQuery: (tx, ms) => tx.raw('select pg_sleep(?)', [ms / 1000]),
+      failingQuery: (tx) => tx.raw('select 1 / 0'),
+      statement: (tx, text) => tx.raw(text),
       raw: (tx, text) => tx.raw(text),
       writeInOwnTransaction: (marker) =>
         knex.transaction(async (trx) => {
@@ -239,6 +248,8 @@ export function typeOrmClient() {
         await tx.getRepository(Mark).insert({ marker });
       },
       slowQuery: (tx, ms) => tx.query('select pg_sleep($1)', [ms / 1000]),
+      failingQuery: (tx) => tx.query('select 1 / 0'),
+      statement: (tx, text) => tx.query(text),
       raw: (tx, text) => tx.query(text),
       writeInOwnTransaction: (marker) =>
         dataSource.transaction(async (manager) => {
@@ -308,6 +319,8 @@ export function prismaClient() {
         await tx.mark.create({ data: { marker } });
       },
       slowQuery: async (tx, ms) => await tx.$queryRawUnsafe('select 1 as slept from pg_sleep($1::float8)', ms / 1000),
+      failingQuery: (tx) => tx.$queryRawUnsafe('select 1 / 0'),
+      statement: (tx, text) => tx.$executeRawUnsafe(text),
       raw: (tx, text) => tx.$queryRawUnsafe(text),
       writeInOwnTransaction: (marker) =>
         prisma.$transaction(async (trx: PrismaTx) => {

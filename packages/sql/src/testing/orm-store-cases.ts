@@ -34,6 +34,10 @@ export interface OrmClient<Tx> {
   write(tx: Tx, marker: string): Promise<void>;
   /** A statement through `tx` that runs for `ms` (none on SQLite: a statement blocks the whole process). */
   slowQuery?(tx: Tx, ms: number): Promise<unknown>;
+  /** A statement through `tx` that the server refuses (a division by zero), for a handler to catch. */
+  failingQuery?(tx: Tx): PromiseLike<unknown>;
+  /** Any statement through `tx`, as SQL text (SAVEPOINT, ROLLBACK TO SAVEPOINT). */
+  statement?(tx: Tx, text: string): PromiseLike<unknown>;
   /** A raw statement through `tx` (for the guard: BEGIN/COMMIT refused). */
   raw?(tx: Tx, text: string): unknown;
   /** The mistake: a mark written in a transaction of the app's own client, not `tx`. */
@@ -59,6 +63,11 @@ export interface OrmDatabase {
    * long enough to be interrupted (core's slow-query case).
    */
   readonly oneWriter?: boolean;
+  /**
+   * A failed statement leaves the transaction unable to commit (PostgreSQL: every later statement is
+   * refused, and COMMIT ends it as a ROLLBACK without an error of its own).
+   */
+  readonly failedStatementAbortsTransaction?: boolean;
 }
 
 const SECRET = 'whsec_sql_orm_store_cases_0123456789';
@@ -110,6 +119,49 @@ export function ormStoreCases<Tx>(client: () => OrmClient<Tx>, database: OrmData
     ...conformance
       .filter((c) => !(database.oneWriter && c.name === 'keys are independent'))
       .map((c) => ({ name: `conformance: ${c.name}`, run: c.run })),
+    ...(database.failedStatementAbortsTransaction
+      ? [
+          {
+            name: 'a statement the handler caught left the transaction aborted: 500, nothing credited (not a 200 with nothing committed); the retry credits once',
+            run: async () => {
+              const failing = client().failingQuery;
+              assert.ok(failing, `${client().name}: the fixture has no failingQuery`);
+              const event = samplePaymentPaidEvent();
+              let calls = 0;
+              const handle = handler(async (paid, tx) => {
+                calls += 1;
+                await client().write(tx, paid.paymentId);
+                if (calls === 1) await Promise.resolve(failing.call(client(), tx)).catch(() => {});
+              });
+              const first = await handle(delivery(event, 1));
+              assert.equal(first.status, 500, first.body);
+              assert.equal(await client().count(event.paymentId), 0);
+              assert.equal((await handle(delivery(event, 2))).status, 200);
+              assert.equal(await client().count(event.paymentId), 1);
+            },
+          },
+          {
+            name: 'a failed statement the handler rolled back to its savepoint leaves the transaction sound: credited once',
+            run: async () => {
+              const { failingQuery, statement } = client();
+              assert.ok(failingQuery, `${client().name}: the fixture has no failingQuery`);
+              // A client that fails its own transaction on any failed statement (postgres.js) has none.
+              if (statement === undefined) return;
+              const event = samplePaymentPaidEvent();
+              const handle = handler(async (paid, tx) => {
+                await client().write(tx, paid.paymentId);
+                await statement.call(client(), tx, 'SAVEPOINT optional_step');
+                await Promise.resolve(failingQuery.call(client(), tx)).catch(() =>
+                  statement.call(client(), tx, 'ROLLBACK TO SAVEPOINT optional_step'),
+                );
+              });
+              const answer = await handle(delivery(event, 1));
+              assert.equal(answer.status, 200, answer.body);
+              assert.equal(await client().count(event.paymentId), 1);
+            },
+          },
+        ]
+      : []),
     {
       name: 'credits once through ctx.tx: a first attempt that throws after its write rolls back, the retry credits once',
       run: async () => {

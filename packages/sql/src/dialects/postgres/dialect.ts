@@ -82,6 +82,8 @@ export const postgresDialect: SqlDialect<TableName> = {
   },
   // The advisory lock answers `false` rather than failing.
   isLockBusy: () => false,
+  // Refused with 25P02 (in_failed_sql_transaction) once a statement of the transaction failed.
+  soundCheck: statement('SELECT 1 AS sound'),
   record: (table, key, fingerprint, record) => statement(new InboxSql(table).insert(key, fingerprint, record)),
   recordApart: (table, key, fingerprint, record) =>
     statement(new InboxSql(table).recordApart(key, fingerprint, record)),
