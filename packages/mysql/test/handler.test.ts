@@ -58,6 +58,59 @@ describe('the handler with MySqlStore (MariaDB)', () => {
     );
   });
 
+  it('a deadlock the handler caught rolled its transaction back: the write after it is refused, 500, nothing credited; the retry credits once', async () => {
+    const rows = uniqueName('deadlock');
+    await pool.query(`create table ${rows} (id int primary key, v int not null)`);
+    await pool.query(`insert into ${rows} values (1, 0), (2, 0)`);
+    await pool.query(`create table ${rows}_bulk (id int not null)`);
+    // A pool of its own: the store's refuses a transaction opened on it during a delivery.
+    const otherPool = await openPool({ connectionLimit: 1 });
+    const other = await otherPool.getConnection();
+    try {
+      const event = samplePaymentPaidEvent();
+      let attempt = 0;
+      let deadlocked: unknown;
+      let after: unknown = 'not tried';
+      const handle = handler(async (tx) => {
+        attempt += 1;
+        if (attempt > 1) return;
+        await tx.query(`update ${rows} set v = v + 1 where id = 1`);
+        await other.query('begin');
+        // Heavier than the delivery's transaction, so the server rolls the delivery's back.
+        await other.query(
+          `insert into ${rows}_bulk values ${Array.from({ length: 200 }, (_, i) => `(${i})`).join(', ')}`,
+        );
+        await other.query(`update ${rows} set v = v + 1 where id = 2`);
+        const mine = tx.query(`update ${rows} set v = v + 1 where id = 2`);
+        const others = other.query(`update ${rows} set v = v + 1 where id = 1`);
+        deadlocked = await mine.then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        await others;
+        await other.query('commit');
+        // After the server's rollback this insert would run on its own, in autocommit, and stay.
+        after = await Promise.resolve()
+          .then(() => tx.query(`insert into ${credits} (payment_id) values (?)`, [`after:${event.paymentId}`]))
+          .then(
+            () => 'written',
+            (error: unknown) => error,
+          );
+      });
+      expect((await handle(delivery(event, 1))).status).toBe(500);
+      expect(String((deadlocked as Error)?.message)).toMatch(/deadlock/i);
+      expect(String((after as Error)?.message ?? after)).toMatch(/ended the transaction/);
+      expect(await creditsOf(event.paymentId)).toBe(0);
+      expect(await creditsOf(`after:${event.paymentId}`)).toBe(0);
+      expect((await handle(delivery(event, 2))).status).toBe(200);
+      expect(await creditsOf(event.paymentId)).toBe(1);
+    } finally {
+      other.release();
+      await otherPool.end();
+      await pool.query(`drop table if exists ${rows}, ${rows}_bulk`);
+    }
+  });
+
   it('answers 409 at once to a concurrent delivery of the same payment, then credits once', async () => {
     const event = samplePaymentPaidEvent();
     const release = latch();

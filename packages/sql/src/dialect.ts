@@ -93,4 +93,11 @@ export interface SqlDialect<Table extends { readonly name: string }> {
    * not commit nothing and answer 200.
    */
   readonly soundCheck?: Statement;
+  /**
+   * Optional: whether a failed statement's error means the server has already rolled the whole transaction
+   * back (MySQL's deadlock). Once one is seen, `ctx.tx` refuses every further statement (each would run
+   * outside any transaction and commit on its own) and the delivery fails, whatever the handler did with
+   * the error.
+   */
+  abortsTransaction?(error: unknown): boolean;
 }

@@ -40,9 +40,16 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     private readonly session: unknown,
   ) {
     const { store, client } = context;
-    const ended = () => this.#ended;
     this.#delivery = openDelivery(context.scope);
-    this.#pending = new PendingQueries(store);
+    this.#pending = new PendingQueries(store, context.dialect.abortsTransaction);
+    // Once the server rolled the transaction back (a deadlock), a statement sent through ctx.tx would run
+    // outside any transaction and commit on its own: every guard asks `ended` before it sends one, and is
+    // refused with the reason (thrown here, where the guards would throw their own "ended" error).
+    const ended = () => {
+      const aborted = this.#pending.aborted;
+      if (aborted !== undefined && !this.#ended) throw abortedTransactionError(store, aborted);
+      return this.#ended;
+    };
     // The client's own guard, when it has one, is under the follower (which then sees what the handler gets
     // back from every call, the guard refusing first); without one, the follower checks the store's rules
     // itself, in the same proxy (a call crosses one proxy, not two).
@@ -97,6 +104,8 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
    */
   async #checkSound(): Promise<void> {
     const { client, dialect, store } = this.context;
+    const aborted = this.#pending.aborted;
+    if (aborted !== undefined) throw abortedTransactionError(store, aborted);
     if (dialect.soundCheck === undefined || this.#ended || this.#delivery.refusal !== undefined) return;
     try {
       await client.query(this.held.tx, dialect.soundCheck);

@@ -1,5 +1,6 @@
 import { guardTransaction, refuseTransactionCall, type TransactionGuardOptions } from '@service-pay/core';
 import { statementKind } from './statement-kind.js';
+import { abortedTransactionError } from './transaction-errors.js';
 
 /**
  * The error a delivery fails with when the handler returned while a write it built through `ctx.tx` was
@@ -115,8 +116,24 @@ export class PendingQueries {
   readonly #targets = new Map<object, object>();
   /** A query through `ctx.tx` failed during this delivery, whether or not the handler caught it. */
   #failed = false;
+  /** The first failure that ended the transaction on the server (`abortsTransaction`), if any. */
+  #aborted: unknown;
 
-  constructor(private readonly store: string) {}
+  constructor(
+    private readonly store: string,
+    /** Whether a query's error means the server rolled the transaction back (MySQL's deadlock). */
+    private readonly abortsTransaction?: (error: unknown) => boolean,
+  ) {}
+
+  /** The failure with which the server rolled the delivery's transaction back, if one was seen. */
+  get aborted(): unknown {
+    return this.#aborted;
+  }
+
+  #fail(error: unknown): void {
+    this.#failed = true;
+    if (this.#aborted === undefined && this.abortsTransaction?.(error)) this.#aborted = error;
+  }
 
   /**
    * True once a query the handler sent through `ctx.tx` failed, caught or not: on a database where that
@@ -241,12 +258,20 @@ export class PendingQueries {
           if (property === 'then' || property === 'catch') {
             return (...args: unknown[]) => {
               pending.#lazy?.delete(target);
+              // The server rolled the transaction back (a deadlock): a lazy query (Prisma's model calls, which
+              // no guard sees being made) is refused when it would be sent, or it would commit on its own.
+              if (pending.#aborted !== undefined) {
+                const refused = Promise.reject(abortedTransactionError(pending.store, pending.#aborted));
+                return property === 'then'
+                  ? promiseThen.call(refused, args[0] as never, args[1] as never)
+                  : promiseThen.call(refused, undefined, args[0] as never);
+              }
               // The query's failure is noted on its way to the handler's own reaction (`await` passes one).
               const at = property === 'then' ? 1 : 0;
               const handled = args[at];
               const rest = [...args];
               rest[at] = (error: unknown) => {
-                pending.#failed = true;
+                pending.#fail(error);
                 if (typeof handled === 'function') return handled(error);
                 throw error;
               };
@@ -315,7 +340,7 @@ export class PendingQueries {
             resolve(value);
           },
           (error: unknown) => {
-            this.#failed = true;
+            this.#fail(error);
             reject(error);
           },
         );

@@ -56,6 +56,7 @@ export async function kyselyClient(): Promise<OrmClient<import('kysely').Transac
         .execute();
     },
     slowQuery: (tx, ms) => sql`select sleep(${ms / 1000})`.execute(tx),
+    statement: (tx, text) => sql.raw(text).execute(tx),
     writeInOwnTransaction: (marker) =>
       db.transaction().execute(async (own) => {
         await own
@@ -91,6 +92,7 @@ export async function drizzleClient() {
       await tx.insert(marks).values({ marker });
     },
     slowQuery: (tx, ms) => tx.execute(drizzleSql`select sleep(${ms / 1000})`),
+    statement: (tx, text) => tx.execute(drizzleSql.raw(text)),
     writeInOwnTransaction: (marker) =>
       db.transaction(async (own) => {
         await own.insert(marks).values({ marker });
@@ -143,6 +145,7 @@ export async function prismaClient(): Promise<OrmClient<PrismaTx>> {
       await tx.mark.create({ data: { marker } });
     },
     slowQuery: async (tx, ms) => await tx.$queryRawUnsafe('select sleep(?) as slept', ms / 1000),
+    statement: (tx, text) => tx.$executeRawUnsafe(text),
     writeInOwnTransaction: (marker) =>
       prisma.$transaction(async (trx: PrismaTx) => {
         await trx.mark.create({ data: { marker } });

@@ -68,6 +68,13 @@ export interface OrmDatabase {
    * refused, and COMMIT ends it as a ROLLBACK without an error of its own).
    */
   readonly failedStatementAbortsTransaction?: boolean;
+  /**
+   * A deadlock rolls the whole transaction back (MySQL, MariaDB): given, a connection of the test's own
+   * outside the store's client, to make one with the delivery's transaction.
+   */
+  readonly deadlock?: {
+    connect(): Promise<{ query(text: string): Promise<Array<Record<string, unknown>>>; end(): Promise<unknown> }>;
+  };
 }
 
 const SECRET = 'whsec_sql_orm_store_cases_0123456789';
@@ -162,6 +169,7 @@ export function ormStoreCases<Tx>(client: () => OrmClient<Tx>, database: OrmData
           },
         ]
       : []),
+    ...(database.deadlock ? [deadlockCase(client, database.deadlock, handler)] : []),
     {
       name: 'credits once through ctx.tx: a first attempt that throws after its write rolls back, the retry credits once',
       run: async () => {
@@ -350,5 +358,75 @@ export function ormStoreSuite<Tx>(
       await opened?.close();
     },
     cases: ormStoreCases(client, database),
+  };
+}
+
+/**
+ * A deadlock between the delivery's transaction and another one, which the server settles by rolling the
+ * delivery's back (the lighter of the two): the handler catches the error and writes again. That write must
+ * be refused (it would run outside any transaction and commit on its own), the delivery answered 500 with
+ * nothing credited, and the retry credit once.
+ */
+function deadlockCase<Tx>(
+  client: () => OrmClient<Tx>,
+  deadlock: NonNullable<OrmDatabase['deadlock']>,
+  handler: (
+    onPaymentPaid: (paid: PaymentPaidEvent, tx: Tx) => Promise<void>,
+  ) => (request: WebhookRequest) => Promise<{ status: number; body: string }>,
+): ConformanceCase {
+  return {
+    name: 'a deadlock the handler caught rolled its transaction back: what it writes next is refused, 500, nothing credited; the retry credits once',
+    run: async () => {
+      const { statement } = client();
+      assert.ok(statement, `${client().name}: the fixture has no statement`);
+      const rows = `${client().inbox}_deadlock`;
+      await client().rows(`create table ${rows} (id int primary key, v int not null)`);
+      await client().rows(`insert into ${rows} values (1, 0), (2, 0)`);
+      await client().rows(`create table ${rows}_bulk (id int not null)`);
+      const other = await deadlock.connect();
+      try {
+        const event = samplePaymentPaidEvent();
+        let calls = 0;
+        let after: unknown = 'not tried';
+        let deadlocked: unknown;
+        const handle = handler(async (paid, tx) => {
+          calls += 1;
+          await client().write(tx, paid.paymentId);
+          if (calls > 1) return;
+          await statement.call(client(), tx, `update ${rows} set v = v + 1 where id = 1`);
+          await other.query('begin');
+          // Heavier than the delivery's transaction, so the server rolls the delivery's back.
+          await other.query(
+            `insert into ${rows}_bulk values ${Array.from({ length: 200 }, (_, i) => `(${i})`).join(', ')}`,
+          );
+          await other.query(`update ${rows} set v = v + 1 where id = 2`);
+          // Each now asks for the other's row: whichever request arrives second closes the cycle, and the
+          // server rolls back the lighter transaction, the delivery's, whose request fails; the other's goes on.
+          const mine = Promise.resolve(statement.call(client(), tx, `update ${rows} set v = v + 1 where id = 2`));
+          const others = other.query(`update ${rows} set v = v + 1 where id = 1`);
+          deadlocked = await mine.then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+          await others;
+          await other.query('commit');
+          after = await Promise.resolve(client().write(tx, `after:${paid.paymentId}`)).then(
+            () => 'written',
+            (error: unknown) => error,
+          );
+        });
+        const first = await handle(delivery(event, 1));
+        assert.equal(first.status, 500, first.body);
+        assert.match(String((deadlocked as { message?: unknown })?.message), /deadlock/i);
+        assert.match(String((after as { message?: unknown }).message ?? after), /ended the transaction/);
+        assert.equal(await client().count(event.paymentId), 0);
+        assert.equal(await client().count(`after:${event.paymentId}`), 0);
+        assert.equal((await handle(delivery(event, 2))).status, 200);
+        assert.equal(await client().count(event.paymentId), 1);
+      } finally {
+        await other.end();
+        await client().rows(`drop table if exists ${rows}, ${rows}_bulk`);
+      }
+    },
   };
 }

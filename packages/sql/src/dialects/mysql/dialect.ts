@@ -51,6 +51,8 @@ export const mysqlDialect: SqlDialect<TableName> = {
     return { state: 'free', session: Number(row.id), written: false };
   },
   isLockBusy: isMySqlLockBusy,
+  // A deadlock rolls the whole transaction back (a lock wait timeout only the statement).
+  abortsTransaction: (error) => serverCodes(error).includes(1213),
   record: (table, key, fingerprint, record) => new InboxSql(table).record(key, fingerprint, record),
   recordApart: (table, key, fingerprint, record) => new InboxSql(table).recordApart(key, fingerprint, record),
   pruneBatch: (table, batch, olderThanMs) => new InboxSql(table).pruneBatch(batch, olderThanMs),
@@ -175,8 +177,8 @@ function firstLine(error: unknown): string {
 
 /**
  * The server's error numbers in an error as each client wraps it: mysql2's `errno` on the error, Drizzle's
- * on its `cause`, Prisma's in `meta.driverAdapterError.cause.code` (in a transaction) or only in its message
- * ("Raw query failed. Code: `1146`", outside one).
+ * on its `cause`, Prisma's in `meta.driverAdapterError.cause` (`code`, or `originalCode` as text) in a
+ * transaction or only in its message ("Raw query failed. Code: `1146`", outside one).
  */
 function serverCodes(error: unknown): number[] {
   const codes: number[] = [];
@@ -184,8 +186,16 @@ function serverCodes(error: unknown): number[] {
   const visit = (value: unknown, depth: number) => {
     if (value === null || typeof value !== 'object' || seen.has(value) || depth > 4) return;
     seen.add(value);
-    const e = value as { errno?: unknown; code?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } };
+    const e = value as {
+      errno?: unknown;
+      code?: unknown;
+      originalCode?: unknown;
+      cause?: unknown;
+      meta?: { driverAdapterError?: unknown };
+    };
     for (const candidate of [e.errno, e.code]) if (typeof candidate === 'number') codes.push(candidate);
+    // Prisma's driver adapter error, as text: `{ originalCode: '1213', kind: 'TransactionWriteConflict' }`.
+    if (typeof e.originalCode === 'string' && /^\d+$/.test(e.originalCode)) codes.push(Number(e.originalCode));
     const inMessage = /Code: `(\d+)`/.exec(String((value as { message?: unknown }).message ?? ''));
     if (inMessage !== null) codes.push(Number(inMessage[1]));
     visit(e.cause, depth + 1);
