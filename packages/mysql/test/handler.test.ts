@@ -1,5 +1,6 @@
 import { type PaymentPaidEvent, PaymentRejectedError, signWebhook, type WebhookRequest } from '@service-pay/core';
 import { latch, samplePaymentPaidEvent, storeHandler } from '@service-pay/core/testing';
+import { deadlockTables, deadlockWithDelivery } from '@service-pay/sql/testing';
 import { expectFailedAttemptThenOneCredit, failsFirstAttempt } from '@service-pay/test-kit/credit-once';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,9 +61,8 @@ describe('the handler with MySqlStore (MariaDB)', () => {
 
   it('a deadlock the handler caught rolled its transaction back: the write after it is refused, 500, nothing credited; the retry credits once', async () => {
     const rows = uniqueName('deadlock');
-    await pool.query(`create table ${rows} (id int primary key, v int not null)`);
-    await pool.query(`insert into ${rows} values (1, 0), (2, 0)`);
-    await pool.query(`create table ${rows}_bulk (id int not null)`);
+    const tables = deadlockTables(rows);
+    for (const text of tables.create) await pool.query(text);
     // A pool of its own: the store's refuses a transaction opened on it during a delivery.
     const otherPool = await openPool({ connectionLimit: 1 });
     const other = await otherPool.getConnection();
@@ -74,21 +74,7 @@ describe('the handler with MySqlStore (MariaDB)', () => {
       const handle = handler(async (tx) => {
         attempt += 1;
         if (attempt > 1) return;
-        await tx.query(`update ${rows} set v = v + 1 where id = 1`);
-        await other.query('begin');
-        // Heavier than the delivery's transaction, so the server rolls the delivery's back.
-        await other.query(
-          `insert into ${rows}_bulk values ${Array.from({ length: 200 }, (_, i) => `(${i})`).join(', ')}`,
-        );
-        await other.query(`update ${rows} set v = v + 1 where id = 2`);
-        const mine = tx.query(`update ${rows} set v = v + 1 where id = 2`);
-        const others = other.query(`update ${rows} set v = v + 1 where id = 1`);
-        deadlocked = await mine.then(
-          () => undefined,
-          (error: unknown) => error,
-        );
-        await others;
-        await other.query('commit');
+        deadlocked = await deadlockWithDelivery((text) => tx.query(text), other, rows);
         // After the server's rollback this insert would run on its own, in autocommit, and stay.
         after = await Promise.resolve()
           .then(() => tx.query(`insert into ${credits} (payment_id) values (?)`, [`after:${event.paymentId}`]))
@@ -107,7 +93,7 @@ describe('the handler with MySqlStore (MariaDB)', () => {
     } finally {
       other.release();
       await otherPool.end();
-      await pool.query(`drop table if exists ${rows}, ${rows}_bulk`);
+      await pool.query(tables.drop);
     }
   });
 

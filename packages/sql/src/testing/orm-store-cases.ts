@@ -13,6 +13,7 @@ import {
   samplePaymentPaidEvent,
   transactionalStoreConformance,
 } from '@service-pay/core/testing';
+import { deadlockTables, deadlockWithDelivery } from './deadlock.js';
 
 /** What the cases use of a store: the transactional seam, `migrate` and `prune`. */
 export type OrmStore<Tx> = TransactionalStore<Tx> & {
@@ -380,9 +381,8 @@ function deadlockCase<Tx>(
       const { statement } = client();
       assert.ok(statement, `${client().name}: the fixture has no statement`);
       const rows = `${client().inbox}_deadlock`;
-      await client().rows(`create table ${rows} (id int primary key, v int not null)`);
-      await client().rows(`insert into ${rows} values (1, 0), (2, 0)`);
-      await client().rows(`create table ${rows}_bulk (id int not null)`);
+      const tables = deadlockTables(rows);
+      for (const text of tables.create) await client().rows(text);
       const other = await deadlock.connect();
       try {
         const event = samplePaymentPaidEvent();
@@ -393,23 +393,7 @@ function deadlockCase<Tx>(
           calls += 1;
           await client().write(tx, paid.paymentId);
           if (calls > 1) return;
-          await statement.call(client(), tx, `update ${rows} set v = v + 1 where id = 1`);
-          await other.query('begin');
-          // Heavier than the delivery's transaction, so the server rolls the delivery's back.
-          await other.query(
-            `insert into ${rows}_bulk values ${Array.from({ length: 200 }, (_, i) => `(${i})`).join(', ')}`,
-          );
-          await other.query(`update ${rows} set v = v + 1 where id = 2`);
-          // Each now asks for the other's row: whichever request arrives second closes the cycle, and the
-          // server rolls back the lighter transaction, the delivery's, whose request fails; the other's goes on.
-          const mine = Promise.resolve(statement.call(client(), tx, `update ${rows} set v = v + 1 where id = 2`));
-          const others = other.query(`update ${rows} set v = v + 1 where id = 1`);
-          deadlocked = await mine.then(
-            () => undefined,
-            (error: unknown) => error,
-          );
-          await others;
-          await other.query('commit');
+          deadlocked = await deadlockWithDelivery((text) => statement.call(client(), tx, text), other, rows);
           after = await Promise.resolve(client().write(tx, `after:${paid.paymentId}`)).then(
             () => 'written',
             (error: unknown) => error,
@@ -425,7 +409,7 @@ function deadlockCase<Tx>(
         assert.equal(await client().count(event.paymentId), 1);
       } finally {
         await other.end();
-        await client().rows(`drop table if exists ${rows}, ${rows}_bulk`);
+        await client().rows(tables.drop);
       }
     },
   };
