@@ -1,6 +1,17 @@
-import type { TransactionalStore } from '@service-pay/core';
-import { type TransactionalWrites, transactionalStoreConformance } from '@service-pay/core/testing';
-import { creditOnce, deliveryRoundTrips, startRoundTripProxy } from '@service-pay/sql/testing';
+import { signWebhook, type TransactionalStore } from '@service-pay/core';
+import {
+  samplePaymentPaidEvent,
+  storeHandler,
+  type TransactionalWrites,
+  transactionalStoreConformance,
+} from '@service-pay/core/testing';
+import {
+  creditOnce,
+  deadlockTables,
+  deadlockWithDelivery,
+  deliveryRoundTrips,
+  startRoundTripProxy,
+} from '@service-pay/sql/testing';
 import knexFactory, { type Knex } from 'knex';
 import type { Pool } from 'mysql2/promise';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -43,6 +54,58 @@ async function expectOwnTransactionRefused(store: TransactionalStore<unknown>, o
   await claim.session.rollback(new Error('done'));
 }
 
+/**
+ * A deadlock the handler catches (the server rolled the delivery's transaction back): the write the handler
+ * sends after it is refused, the delivery answered 500 with nothing credited, and the retry credits once.
+ */
+async function expectCaughtDeadlockFails<Tx>(
+  store: TransactionalStore<Tx>,
+  writes: TransactionalWrites<Tx>,
+  statement: (tx: Tx, text: string) => PromiseLike<unknown>,
+) {
+  const rows = uniqueName('kt_deadlock');
+  const tables = deadlockTables(rows);
+  for (const text of tables.create) await pool.query(text);
+  const otherPool = await openPool({ connectionLimit: 1 }); // the store's own pool refuses a transaction
+  const other = await otherPool.getConnection();
+  try {
+    const event = samplePaymentPaidEvent();
+    const secret = 'whsec_kt_deadlock_0123456789abcdef';
+    const delivery = (attempt: number) => {
+      const { body, headers } = signWebhook({ event, secret, deliveryId: `dl_kt_${event.paymentId}_${attempt}` });
+      return { method: 'POST', headers, rawBody: body };
+    };
+    let attempt = 0;
+    let after: unknown = 'not tried';
+    const handle = storeHandler<Tx>(
+      { store, secret, logger: { warn: () => {}, error: () => {} } },
+      async (paid, tx) => {
+        attempt += 1;
+        await writes.write(tx, paid.paymentId);
+        if (attempt > 1) return;
+        const deadlocked = await deadlockWithDelivery((text) => statement(tx, text), other, rows);
+        expect(String((deadlocked as Error)?.message)).toMatch(/deadlock/i);
+        after = await Promise.resolve()
+          .then(() => writes.write(tx, `after:${paid.paymentId}`))
+          .then(
+            () => 'written',
+            (error: unknown) => error,
+          );
+      },
+    );
+    expect((await handle(delivery(1))).status).toBe(500);
+    expect(String((after as Error)?.message ?? after)).toMatch(/ended the transaction/);
+    expect(await count(event.paymentId)).toBe(0);
+    expect(await count(`after:${event.paymentId}`)).toBe(0);
+    expect((await handle(delivery(2))).status).toBe(200);
+    expect(await count(event.paymentId)).toBe(1);
+  } finally {
+    other.release();
+    await otherPool.end();
+    await pool.query(tables.drop);
+  }
+}
+
 describe('KnexStore on MariaDB', () => {
   let knex: Knex;
   const tableName = inbox();
@@ -62,6 +125,9 @@ describe('KnexStore on MariaDB', () => {
 
   it("refuses the client's own transaction inside a delivery", () =>
     expectOwnTransactionRefused(new KnexStore({ knex, tableName }), () => knex.transaction(async () => {})));
+
+  it('a deadlock the handler caught: the write after it is refused, 500, nothing credited; the retry credits once', () =>
+    expectCaughtDeadlockFails(new KnexStore({ knex, tableName }), writes, (tx, text) => tx.raw(text)));
 });
 
 describe('TypeOrmStore on MariaDB', () => {
@@ -88,6 +154,9 @@ describe('TypeOrmStore on MariaDB', () => {
     expectOwnTransactionRefused(new TypeOrmStore({ dataSource, tableName }), () =>
       dataSource.transaction(async () => {}),
     ));
+
+  it('a deadlock the handler caught: the write after it is refused, 500, nothing credited; the retry credits once', () =>
+    expectCaughtDeadlockFails(new TypeOrmStore({ dataSource, tableName }), writes, (tx, text) => tx.query(text)));
 });
 
 describe('round trips of Knex and TypeORM on MariaDB, counted by the server', () => {
