@@ -163,3 +163,28 @@ it("learns the writing form from the server's version, asked once", async () => 
   // Without the row to write (a caller that passes no draft), the reading claim is the only form.
   expect(mysqlDialect.claim(learning, 'k').sql).toMatch(/^SELECT/);
 });
+
+it('knows which errors rolled the whole transaction back: a deadlock, no room for locks, and a lock wait timeout only where the server says so', async () => {
+  const learning = mysqlDialect.table(inbox, 'MySqlStore');
+  const probe = mysqlDialect.probe;
+  const aborts = mysqlDialect.abortsTransaction;
+  if (probe === undefined || aborts === undefined) throw new Error('the MySQL dialect learns what ends a transaction');
+  const [rows] = await pool.query(probe.statement(learning).sql);
+  probe.learn(rows as Array<Record<string, unknown>>, learning);
+  // The shared server runs with the default: a lock wait timeout rolls back its statement alone.
+  expect(learning.server.rollbackOnTimeout).toBe(false);
+  const mysql2 = (errno: number) => Object.assign(new Error('server error'), { errno });
+  // Drizzle wraps the server's error; Prisma's adapter gives the number as text.
+  const drizzle = (errno: number) => new Error('Failed query', { cause: mysql2(errno) });
+  const prisma = (code: string) => ({ meta: { driverAdapterError: { cause: { originalCode: code } } } });
+  for (const error of [mysql2(1213), drizzle(1213), prisma('1213'), mysql2(1206)]) {
+    expect(aborts(error, learning)).toBe(true);
+  }
+  for (const error of [mysql2(1205), mysql2(1062), drizzle(1205), new Error('no code'), undefined]) {
+    expect(aborts(error, learning)).toBe(false);
+  }
+  probe.learn([{ version: '10.11.6-MariaDB', rollback_on_timeout: 1 }], learning);
+  expect(learning.server.rollbackOnTimeout).toBe(true);
+  expect(aborts(mysql2(1205), learning)).toBe(true);
+  expect(aborts(prisma('1205'), learning)).toBe(true);
+});

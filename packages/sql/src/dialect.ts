@@ -95,9 +95,10 @@ export interface SqlDialect<Table extends { readonly name: string }> {
   readonly soundCheck?: Statement;
   /**
    * Optional: whether a failed statement's error means the server has already rolled the whole transaction
-   * back (MySQL's deadlock). Once one is seen, `ctx.tx` refuses every further statement (each would run
-   * outside any transaction and commit on its own) and the delivery fails, whatever the handler did with
-   * the error.
+   * back (MySQL's deadlock; its lock wait timeout on a server set to roll back for it, as `table.server`
+   * learned; SQLite's disk full). Once one is seen, `ctx.tx` refuses every further statement (each would
+   * run outside any transaction and commit on its own) and the delivery fails, whatever the handler did
+   * with the error.
    */
-  abortsTransaction?(error: unknown): boolean;
+  abortsTransaction?(error: unknown, table: Table): boolean;
 }

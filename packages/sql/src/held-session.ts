@@ -14,6 +14,8 @@ export interface HeldSessionContext<Tx, Table extends { readonly name: string }>
   readonly interrupt: (session: unknown, how: Interruption) => Promise<void>;
   /** What `ctx.tx` refuses when the client has no guard of its own (`SqlClient.guard`): made once per store. */
   readonly rules: TransactionRules;
+  /** The dialect's `abortsTransaction` for this table, made once per store (none: no error ends a transaction). */
+  readonly abortsTransaction: ((error: unknown) => boolean) | undefined;
 }
 
 /**
@@ -41,8 +43,8 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
   ) {
     const { store, client } = context;
     this.#delivery = openDelivery(context.scope);
-    this.#pending = new PendingQueries(store, context.dialect.abortsTransaction);
-    // Once the server rolled the transaction back (a deadlock), a statement sent through ctx.tx would run
+    this.#pending = new PendingQueries(store, context.abortsTransaction);
+    // Once the server rolled the transaction back (a deadlock, a disk full), a statement sent through ctx.tx would run
     // outside any transaction and commit on its own: every guard asks `ended` before it sends one, and is
     // refused with the reason (thrown here, where the guards would throw their own "ended" error).
     const ended = () => {

@@ -118,6 +118,10 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
         endedError: () => endedError(store),
         nestedError: () => nestedTransactionError(store),
       },
+      abortsTransaction:
+        dialect.abortsTransaction === undefined
+          ? undefined
+          : (error) => dialect.abortsTransaction?.(error, this.#table) === true,
     };
   }
 

@@ -28,13 +28,18 @@ export class MariaDbServer {
   private constructor(
     private readonly dataDir: string,
     readonly port: number,
+    private readonly serverOptions: readonly string[],
   ) {}
 
   get url(): string {
     return `mysql://root@127.0.0.1:${this.port}/test`;
   }
 
-  static async start(): Promise<MariaDbServer> {
+  /**
+   * `serverOptions`: more `mariadbd` options, for a setting only a server's start can give
+   * (`--innodb-rollback-on-timeout=ON`).
+   */
+  static async start(serverOptions: readonly string[] = []): Promise<MariaDbServer> {
     const dataDir = mkdtempSync(join(tmpdir(), 'service-pay-mariadb-'));
     execFileSync(
       'mariadb-install-db',
@@ -47,7 +52,7 @@ export class MariaDbServer {
       ],
       { stdio: 'ignore', timeout: 60_000 },
     );
-    const server = new MariaDbServer(dataDir, await freePort());
+    const server = new MariaDbServer(dataDir, await freePort(), serverOptions);
     await server.startAgain();
     const admin = await mysql.createConnection({ host: '127.0.0.1', port: server.port, user: 'root' });
     await admin.query('create database if not exists test');
@@ -68,6 +73,7 @@ export class MariaDbServer {
         '--user=root',
         '--innodb-buffer-pool-size=32M',
         '--max-connections=300',
+        ...this.serverOptions,
       ],
       { stdio: 'ignore' },
     );

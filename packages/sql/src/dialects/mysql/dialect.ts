@@ -28,10 +28,12 @@ export const mysqlDialect: SqlDialect<TableName> = {
     return { statements: [...inbox.migrateStatements(), ...inbox.migrateSlots()].map(statement), inTransaction: false };
   },
   probe: {
-    statement: () => statement('SELECT VERSION() AS version'),
+    statement: () => statement('SELECT VERSION() AS version, @@innodb_rollback_on_timeout AS rollback_on_timeout'),
     learned: (table) => table.server.insertReturning !== undefined,
     learn: (rows, table) => {
       table.server.insertReturning = /mariadb/i.test(String(rows[0]?.version ?? ''));
+      // 1, 1n or true as the clients read it; the server's own spelling is ON.
+      table.server.rollbackOnTimeout = /^(?:1|true|on)$/i.test(String(rows[0]?.rollback_on_timeout ?? ''));
     },
   },
   claim: (table, key, row) =>
@@ -51,8 +53,7 @@ export const mysqlDialect: SqlDialect<TableName> = {
     return { state: 'free', session: Number(row.id), written: false };
   },
   isLockBusy: isMySqlLockBusy,
-  // A deadlock rolls the whole transaction back (a lock wait timeout only the statement).
-  abortsTransaction: (error) => serverCodes(error).includes(1213),
+  abortsTransaction: (error, table) => rollsTransactionBack(serverCodes(error), table.server.rollbackOnTimeout),
   record: (table, key, fingerprint, record) => new InboxSql(table).record(key, fingerprint, record),
   recordApart: (table, key, fingerprint, record) => new InboxSql(table).recordApart(key, fingerprint, record),
   pruneBatch: (table, batch, olderThanMs) => new InboxSql(table).pruneBatch(batch, olderThanMs),
@@ -92,6 +93,20 @@ export const mysqlDialect: SqlDialect<TableName> = {
  */
 export function isMySqlLockBusy(error: unknown): boolean {
   return serverCodes(error).some((code) => code === 3572 || code === 1205);
+}
+
+/**
+ * Whether an error with these server codes rolled the whole transaction back, not only its statement: a
+ * deadlock (1213) and running out of room for row locks (1206) always do; a lock wait timeout (1205) does
+ * on a server started with `innodb_rollback_on_timeout = ON`, and otherwise rolls back its statement alone.
+ *
+ * @example
+ * ```ts
+ * rollsTransactionBack([1205], false); // false: the transaction goes on without that statement
+ * ```
+ */
+function rollsTransactionBack(codes: readonly number[], rollbackOnTimeout: boolean): boolean {
+  return codes.some((code) => code === 1213 || code === 1206 || (code === 1205 && rollbackOnTimeout));
 }
 
 /**

@@ -14,9 +14,10 @@ export interface TableName extends InboxTableName {
   /**
    * What the store learned of the server behind its table (the dialect's `probe`, asked at the first
    * claim): whether it takes `INSERT ... RETURNING` (MariaDB), which lets the claim take the key by writing
-   * the inbox row. Unknown until then.
+   * the inbox row, and whether a lock wait timeout rolls the whole transaction back
+   * (`innodb_rollback_on_timeout`, a setting of the server's start). Unknown until then.
    */
-  readonly server: { insertReturning: boolean | undefined };
+  readonly server: { insertReturning: boolean | undefined; rollbackOnTimeout: boolean };
 }
 
 const RULES = {
@@ -40,7 +41,7 @@ export function tableName(value: unknown = DEFAULT_TABLE_NAME, store = 'MySqlSto
     name,
     sql,
     keysSql: qualified(`${table}${KEYS_SUFFIX}`),
-    server: { insertReturning: undefined },
+    server: { insertReturning: undefined, rollbackOnTimeout: false },
     // Index names are per table in MySQL: the same two on every inbox.
     createdAtIndexSql: '`service_pay_created_at_idx`',
     paymentIdIndexSql: '`service_pay_payment_id_idx`',
