@@ -42,5 +42,5 @@ export {
   type TableNameRules,
   tableNameParts,
 } from './table-name.js';
-export { endedError, nestedTransactionError } from './transaction-errors.js';
+export { abortedTransactionError, endedError, nestedTransactionError } from './transaction-errors.js';
 export { DB_WRITES_BESIDE_TX, sayUnguarded } from './unguarded.js';

@@ -285,7 +285,14 @@ export class PendingQueries {
             };
           }
           return (...args: unknown[]) => {
-            const result = (member as (...a: unknown[]) => unknown).apply(target, pending.#unwrapped(args));
+            let result: unknown;
+            try {
+              result = (member as (...a: unknown[]) => unknown).apply(target, pending.#unwrapped(args));
+            } catch (error) {
+              // A client that runs statements synchronously (better-sqlite3) fails them with a throw.
+              pending.#fail(error);
+              throw error;
+            }
             if (result === target) return proxy;
             // A builder method chained onto a query makes a new query: the old one is superseded.
             pending.#lazy?.delete(target);

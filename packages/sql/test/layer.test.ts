@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sqliteDialect } from '../src/dialects/sqlite.js';
 import { AutoMigration, MissingTableError, resultOf, rollBackInterrupting, tableNameParts } from '../src/index.js';
 
 describe('rollBackInterrupting, the one escalation', () => {
@@ -80,5 +81,24 @@ describe('AutoMigration', () => {
         throw new MissingTableError('S: the inbox table t does not exist; run await store.migrate() once at start-up.');
       }),
     ).rejects.toThrow(/run await store\.migrate\(\) once at start-up, or leave autoMigrate on/);
+  });
+});
+
+describe("the SQLite dialect's errors that end a transaction", () => {
+  const table = sqliteDialect.table('service_pay_inbox', 'SqliteStore');
+  const aborts = (error: unknown) => sqliteDialect.abortsTransaction?.(error, table);
+  const sqlite = (code: string) => Object.assign(new Error('sqlite'), { code });
+
+  it('a full disk, an I/O error, no memory, an interrupt, busy inside the transaction: ended, also wrapped', () => {
+    for (const code of ['SQLITE_FULL', 'SQLITE_IOERR_WRITE', 'SQLITE_NOMEM', 'SQLITE_INTERRUPT', 'SQLITE_BUSY']) {
+      expect(aborts(sqlite(code)), code).toBe(true);
+      expect(aborts(new Error('Failed query', { cause: sqlite(code) })), code).toBe(true);
+    }
+  });
+
+  it('a constraint, a syntax error or no code at all: the statement alone failed', () => {
+    for (const error of [sqlite('SQLITE_CONSTRAINT_UNIQUE'), sqlite('SQLITE_ERROR'), new Error('x'), null, 'text']) {
+      expect(aborts(error)).toBe(false);
+    }
   });
 });

@@ -1,4 +1,11 @@
-import { endedError, oneConnection, type SqlClient, type Statement, type StatementResult } from '@service-pay/sql';
+import {
+  abortedTransactionError,
+  endedError,
+  oneConnection,
+  type SqlClient,
+  type Statement,
+  type StatementResult,
+} from '@service-pay/sql';
 import { endsSqliteTransaction } from '@service-pay/sql/sqlite';
 import type BetterSqlite3 from 'better-sqlite3';
 
@@ -83,13 +90,17 @@ const RUNS = new Set<PropertyKey>(['run', 'get', 'all', 'iterate']);
 
 /**
  * The connection as the handler sees it: every better-sqlite3 method works, but running SQL is refused
- * once the delivery has ended (so a late handler can never write outside it, in autocommit), and so are
+ * once the delivery has ended or SQLite has rolled its transaction back (so the handler can never write
+ * outside it, in autocommit), and so are
  * BEGIN/COMMIT/ROLLBACK and `close` (the store ends the transaction). Statements are synchronous: none of
  * the handler's can still run when the store rolls back.
  */
 function guardDatabase(db: Database, ended: () => boolean, store: string): Database {
   const open = (text?: unknown) => {
     if (ended()) throw endedError(store);
+    // SQLite rolled the transaction back by itself (a full disk, an I/O error) after a statement the
+    // handler caught: what it sends now would commit on its own.
+    if (!db.inTransaction) throw abortedTransactionError(store, new Error('SQLite ended the transaction'));
     if (endsSqliteTransaction(text)) {
       throw new Error(
         `${store}: ctx.tx is already in the delivery transaction; do not BEGIN, COMMIT or ROLLBACK through it. ` +

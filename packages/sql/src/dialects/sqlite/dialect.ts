@@ -29,6 +29,7 @@ export const sqliteDialect: SqlDialect<TableName> = {
     return { state: 'free', session: undefined, written: false };
   },
   isLockBusy: isSqliteBusy,
+  abortsTransaction: (error) => sqliteCodes(error).some((code) => ROLLS_BACK.test(code)),
   record: (table, key, fingerprint, record) => new InboxSql(table).record(key, fingerprint, record),
   recordApart: (table, key, fingerprint, record) => new InboxSql(table).recordApart(key, fingerprint, record),
   pruneBatch: (table, batch, olderThanMs) => new InboxSql(table).pruneBatch(batch, olderThanMs),
@@ -42,6 +43,24 @@ export const sqliteDialect: SqlDialect<TableName> = {
 export function isSqliteBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+/**
+ * The errors after which SQLite may have rolled the whole transaction back by itself (a full disk, an I/O
+ * error, no memory, an interrupt) or asks the caller to (busy inside a transaction): taken as ended either
+ * way, since a statement sent after a rollback would commit on its own.
+ */
+const ROLLS_BACK = /^SQLITE_(?:FULL|IOERR|NOMEM|INTERRUPT|BUSY)/;
+
+/** The SQLite codes in an error and its causes (Drizzle wraps the driver's error in its own). */
+function sqliteCodes(error: unknown): string[] {
+  const codes: string[] = [];
+  let value = error as { code?: unknown; cause?: unknown } | null | undefined;
+  for (let depth = 0; value !== null && typeof value === 'object' && depth < 4; depth++) {
+    if (typeof value.code === 'string') codes.push(value.code);
+    value = value.cause as typeof value;
+  }
+  return codes;
 }
 
 /** A missing inbox table is a setup mistake: say the fix instead of "no such table". */
