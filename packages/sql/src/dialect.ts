@@ -40,12 +40,15 @@ export interface SqlDialect<Table extends { readonly name: string }> {
   /**
    * Optional: what the dialect must learn of the server before a store's first claim (MariaDB's
    * `INSERT ... RETURNING`, which MySQL 8 lacks), asked once per store in its first delivery's
-   * transaction; `learn` keeps the answer on the store's `table`, where `claim` reads it.
+   * transaction; `learn` keeps the answer on the store's `table`, where `claim` reads it. `unlearn`, given
+   * a claim's failure, forgets it and answers true when the failure shows another server answering now
+   * (a failover to another kind): the store then asks again and claims again, once.
    */
   readonly probe?: {
     statement(table: Table): Statement;
     learned(table: Table): boolean;
     learn(rows: readonly Row[], table: Table): void;
+    unlearn?(error: unknown, table: Table): boolean;
   };
   /** Reads the claim's answer; throws (naming `store`) when it shows a table that was never migrated. */
   readClaim(rows: readonly Row[], table: Table, store: string): ClaimResult;

@@ -133,7 +133,10 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
     return this.#begin(key, fingerprint, draft, false);
   }
 
-  /** `begin`; a claim that meets a missing table is retried once (`retried`) after auto-migration. */
+  /**
+   * `begin`; a claim that meets a missing table is retried once (`retried`) after auto-migration, and one
+   * that shows another server than the one learned of, once after learning it again.
+   */
   async #begin(
     key: string,
     fingerprint: string,
@@ -163,6 +166,8 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
     } catch (error) {
       await held.rollback();
       if (dialect.isLockBusy(error)) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
+      // The server behind the pool is not the one the store learned of (a failover): learn it again.
+      if (!retried && dialect.probe?.unlearn?.(error, table)) return this.#begin(key, fingerprint, draft, true);
       const explained = dialect.explainError(error, table, store, this.#auto.enabled);
       // With autoMigrate on, the store creates what is missing: the message is only read when it is off.
       const failure =

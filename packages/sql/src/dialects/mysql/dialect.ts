@@ -31,9 +31,15 @@ export const mysqlDialect: SqlDialect<TableName> = {
     statement: () => statement('SELECT VERSION() AS version, @@innodb_rollback_on_timeout AS rollback_on_timeout'),
     learned: (table) => table.server.insertReturning !== undefined,
     learn: (rows, table) => {
-      table.server.insertReturning = /mariadb/i.test(String(rows[0]?.version ?? ''));
+      table.server.insertReturning = takesInsertReturning(String(rows[0]?.version ?? ''));
       // 1, 1n or true as the clients read it; the server's own spelling is ON.
       table.server.rollbackOnTimeout = /^(?:1|true|on)$/i.test(String(rows[0]?.rollback_on_timeout ?? ''));
+    },
+    // The writing claim refused as a syntax error: the server is no longer MariaDB (a failover to MySQL).
+    unlearn: (error, table) => {
+      if (table.server.insertReturning !== true || !serverCodes(error).includes(1064)) return false;
+      table.server.insertReturning = undefined;
+      return true;
     },
   },
   claim: (table, key, row) =>
@@ -81,6 +87,15 @@ export const mysqlDialect: SqlDialect<TableName> = {
   },
   endsTransaction: endsMySqlTransaction,
 };
+
+/** MariaDB 10.5 and later take `INSERT ... RETURNING`; MySQL (8.4 included) and older MariaDB do not. */
+function takesInsertReturning(version: string): boolean {
+  // A proxy may answer with the handshake's form, `5.5.5-10.11.6-MariaDB`.
+  const match = /^(?:5\.5\.5-)?(\d+)\.(\d+)/.exec(version);
+  if (match === null || !/mariadb/i.test(version)) return false;
+  const [major, minor] = [Number(match[1]), Number(match[2])];
+  return major > 10 || (major === 10 && minor >= 5);
+}
 
 /**
  * `FOR UPDATE NOWAIT` on a row another transaction holds: MySQL 8 answers ER_LOCK_NOWAIT (3572), MariaDB
