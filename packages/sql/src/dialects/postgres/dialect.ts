@@ -25,31 +25,26 @@ interface ClaimFields {
   readonly xactUs: string | null;
 }
 
-/** The claim's row (one text column, `take` or `claim`: the function's row as text) as its fields. */
+/**
+ * The claim's row (one text column, `take` or `claim`: the function's row as text) as its fields. The take
+ * function's row has `inserted` second; the claim function's has none.
+ */
 function claimFields(row: Row | undefined, store: string): ClaimFields {
   const take = row?.take;
-  if (typeof take === 'string') {
-    const [locked, inserted, fingerprint, pid, xactUs] = readRecordText(take);
-    return {
-      locked: locked === 't',
-      inserted: inserted === 't',
-      fingerprint: fingerprint ?? null,
-      pid: pid ?? null,
-      xactUs: xactUs ?? null,
-    };
+  const text = typeof take === 'string' ? take : row?.claim;
+  if (typeof text !== 'string') {
+    throw new TypeError(`${store}: the inbox's claim function answered ${JSON.stringify(row)}, not its row as text.`);
   }
-  const claim = row?.claim;
-  if (typeof claim === 'string') {
-    const [locked, fingerprint, pid, xactUs] = readRecordText(claim);
-    return {
-      locked: locked === 't',
-      inserted: undefined,
-      fingerprint: fingerprint ?? null,
-      pid: pid ?? null,
-      xactUs: xactUs ?? null,
-    };
-  }
-  throw new TypeError(`${store}: the inbox's claim function answered ${JSON.stringify(row)}, not its row as text.`);
+  const fields = readRecordText(text);
+  const [locked, inserted, fingerprint, pid, xactUs] =
+    text === take ? fields : [fields[0], undefined, ...fields.slice(1)];
+  return {
+    locked: locked === 't',
+    inserted: inserted === undefined ? undefined : inserted === 't',
+    fingerprint: fingerprint ?? null,
+    pid: pid ?? null,
+    xactUs: xactUs ?? null,
+  };
 }
 
 /**
