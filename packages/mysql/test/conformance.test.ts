@@ -1,4 +1,5 @@
 import { type TransactionalWrites, transactionalStoreConformance } from '@service-pay/core/testing';
+import type { PoolConnection as CallbackConnection } from 'mysql2';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
@@ -98,8 +99,22 @@ describe('MySqlStore on MariaDB (mysql2): transactional conformance', () => {
     expect(() => tx.release()).toThrow(/ctx\.tx is already the delivery transaction/);
     await tx.query('savepoint sp_inner'); // savepoints are fine
     await tx.query('rollback to savepoint sp_inner');
+    // The same session's callback face (`tx.connection`) and the promise face it makes: the same rules.
+    // Typed by mysql2 as the promise face; at run time it is the callback connection under it.
+    const callbacks = tx.connection as unknown as CallbackConnection;
+    expect(() => callbacks.query('COMMIT', () => {})).toThrow(/ctx\.tx is already the delivery transaction/);
+    expect(() => callbacks.commit(() => {})).toThrow(/ctx\.tx is already the delivery transaction/);
+    expect(() => callbacks.promise().query('rollback')).toThrow(/ctx\.tx is already the delivery transaction/);
+    const [[row]] = (await callbacks.promise().query('select 1 as one')) as unknown as [[{ one: number }]];
+    expect(row.one).toBe(1);
     await claim.session.rollback(new Error('done'));
     expect(() => tx.query('select 1')).toThrow(/this delivery transaction has ended/);
+    expect(() => callbacks.query('insert into nowhere values (1)', () => {})).toThrow(
+      /this delivery transaction has ended/,
+    );
+    expect(() => (tx.connection as unknown as CallbackConnection).promise()).toThrow(
+      /this delivery transaction has ended/,
+    );
   });
 
   it('prunes old rows, refuses a bad age, and explains a missing table', async () => {
