@@ -63,6 +63,11 @@ async function withTables<Tx>(
 export function kyselyClient() {
   return withTables<import('kysely').Transaction<Marks>>('kysely', async (inbox, marks, pool) => {
     const db = new Kysely<Marks>({ dialect: new PostgresDialect({ pool }) });
+    // The natural mistake: the ORM's own transaction in the handler.
+    const ownTransaction = (marker: string) =>
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto(marks).values({ marker }).execute();
+      });
     return {
       name: 'Kysely',
       store: () => new KyselyStore({ db, pool, tableName: inbox }),
@@ -72,20 +77,14 @@ export function kyselyClient() {
       slowQuery: (tx, ms) => sql`select pg_sleep(${ms / 1000})`.execute(tx),
       failingQuery: (tx) => sql`select 1 / 0`.execute(tx),
       statement: (tx, text) => sql.raw(text).execute(tx),
-      writeInOwnTransaction: (marker) =>
-        db.transaction().execute(async (trx) => {
-          await trx.insertInto(marks).values({ marker }).execute();
-        }),
+      writeInOwnTransaction: ownTransaction,
       guard: {
         lazy: false,
         startWrite: (tx, marker) => tx.insertInto(marks).values({ marker }).execute(),
         globalWrite: (marker) => db.insertInto(marks).values({ marker }).execute(),
         globalRead: () => db.selectFrom(marks).selectAll().limit(1).execute(),
         ownTransactions: {
-          'db.transaction()': (marker) =>
-            db.transaction().execute(async (trx) => {
-              await trx.insertInto(marks).values({ marker }).execute();
-            }),
+          'db.transaction()': ownTransaction,
           'db.startTransaction()': async (marker) => {
             const trx = await db.startTransaction().execute();
             await trx.insertInto(marks).values({ marker }).execute();
@@ -117,6 +116,11 @@ function drizzleClient(flavour: 'node-postgres' | 'postgres.js') {
     const sqlJs = flavour === 'postgres.js' ? postgres(DATABASE_URL, { max: 25, onnotice: () => {} }) : undefined;
     const pool = flavour === 'node-postgres' ? await openPool() : undefined;
     const db = (sqlJs ? drizzlePostgresJs(sqlJs) : drizzlePg(pool as pg.Pool)) as ReturnType<typeof drizzlePg>;
+    // The natural mistake: the ORM's own transaction in the handler.
+    const ownTransaction = (marker: string) =>
+      db.transaction(async (trx) => {
+        await trx.insert(table).values({ marker });
+      });
     return {
       name: `Drizzle (${flavour})`,
       store: () => new DrizzleStore({ db, tableName: inbox }),
@@ -130,20 +134,14 @@ function drizzleClient(flavour: 'node-postgres' | 'postgres.js') {
       ...(flavour === 'node-postgres'
         ? { statement: (tx: DrizzleTx, text: string) => tx.execute(drizzleSql.raw(text)) }
         : {}),
-      writeInOwnTransaction: (marker) =>
-        db.transaction(async (trx) => {
-          await trx.insert(table).values({ marker });
-        }),
+      writeInOwnTransaction: ownTransaction,
       guard: {
         lazy: true,
         startWrite: (tx, marker) => tx.insert(table).values({ marker }),
         globalWrite: (marker) => db.insert(table).values({ marker }),
         globalRead: () => db.select().from(table).limit(1),
         ownTransactions: {
-          'db.transaction()': (marker) =>
-            db.transaction(async (trx) => {
-              await trx.insert(table).values({ marker });
-            }),
+          'db.transaction()': ownTransaction,
           ...(sqlJs
             ? {
                 'sql.begin()': (marker: string) =>
@@ -184,6 +182,11 @@ export const drizzlePostgresJsClient = () => drizzleClient('postgres.js');
 export function knexClient() {
   return withTables<import('knex').Knex.Transaction>('knex', async (inbox, marks) => {
     const knex = knexFactory({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 25 } });
+    // The natural mistake: the ORM's own transaction in the handler.
+    const ownTransaction = (marker: string) =>
+      knex.transaction(async (trx) => {
+        await trx(marks).insert({ marker });
+      });
     return {
       name: 'Knex',
       store: () => new KnexStore({ knex, tableName: inbox }),
@@ -194,20 +197,14 @@ export function knexClient() {
       failingQuery: (tx) => tx.raw('select 1 / 0'),
       statement: (tx, text) => tx.raw(text),
       raw: (tx, text) => tx.raw(text),
-      writeInOwnTransaction: (marker) =>
-        knex.transaction(async (trx) => {
-          await trx(marks).insert({ marker });
-        }),
+      writeInOwnTransaction: ownTransaction,
       guard: {
         lazy: true,
         startWrite: (tx, marker) => tx(marks).insert({ marker }),
         globalWrite: (marker) => knex(marks).insert({ marker }),
         globalRead: () => knex(marks).select('marker').limit(1),
         ownTransactions: {
-          'knex.transaction()': (marker) =>
-            knex.transaction(async (trx) => {
-              await trx(marks).insert({ marker });
-            }),
+          'knex.transaction()': ownTransaction,
           'knex.transactionProvider()': async (marker) => {
             const trx = await knex.transactionProvider()();
             await trx(marks).insert({ marker });
@@ -311,6 +308,11 @@ export function prismaClient() {
     const prismaPool = await openPool();
     const prisma = new PrismaClient({ adapter: new PrismaPg(prismaPool) });
     const table = 'service_pay_prisma_marks';
+    // The natural mistake: the ORM's own transaction in the handler.
+    const ownTransaction = (marker: string) =>
+      prisma.$transaction(async (trx: PrismaTx) => {
+        await trx.mark.create({ data: { marker } });
+      });
     return {
       name: 'Prisma',
       marksTable: table,
@@ -322,20 +324,14 @@ export function prismaClient() {
       failingQuery: (tx) => tx.$queryRawUnsafe('select 1 / 0'),
       statement: (tx, text) => tx.$executeRawUnsafe(text),
       raw: (tx, text) => tx.$queryRawUnsafe(text),
-      writeInOwnTransaction: (marker) =>
-        prisma.$transaction(async (trx: PrismaTx) => {
-          await trx.mark.create({ data: { marker } });
-        }),
+      writeInOwnTransaction: ownTransaction,
       guard: {
         lazy: true,
         startWrite: (tx, marker) => tx.mark.create({ data: { marker } }),
         globalWrite: (marker) => prisma.mark.create({ data: { marker } }),
         globalRead: () => prisma.mark.findFirst(),
         ownTransactions: {
-          'prisma.$transaction(fn)': (marker) =>
-            prisma.$transaction(async (trx: PrismaTx) => {
-              await trx.mark.create({ data: { marker } });
-            }),
+          'prisma.$transaction(fn)': ownTransaction,
           'prisma.$transaction([...])': (marker) =>
             (prisma.$transaction as unknown as (queries: unknown[]) => Promise<unknown>)([
               prisma.mark.create({ data: { marker } }),
