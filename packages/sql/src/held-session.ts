@@ -44,9 +44,9 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     const { store, client } = context;
     this.#delivery = openDelivery(context.scope);
     this.#pending = new PendingQueries(store, context.abortsTransaction);
-    // Once the server rolled the transaction back (a deadlock, a disk full), a statement sent through ctx.tx would run
-    // outside any transaction and commit on its own: every guard asks `ended` before it sends one, and is
-    // refused with the reason (thrown here, where the guards would throw their own "ended" error).
+    // Once the server rolled the transaction back (a deadlock, a disk full), a statement sent through ctx.tx
+    // would run outside any transaction and commit on its own: every guard asks `ended` before it sends one,
+    // and is refused with the reason (thrown here, where the guards would throw their own "ended" error).
     const ended = () => {
       const aborted = this.#pending.aborted;
       if (aborted !== undefined && !this.#ended) throw abortedTransactionError(store, aborted);

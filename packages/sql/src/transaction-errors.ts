@@ -31,10 +31,11 @@ export function nestedTransactionError(store: string): Error {
 
 /**
  * The error a delivery fails with when a statement the handler sent through `ctx.tx` failed and the
- * handler went on (it caught the error) on a database where that ended the transaction (PostgreSQL after any
- * failed statement, MySQL after a deadlock, SQLite after a full disk): its COMMIT would commit nothing of it, the credit and the inbox
- * row gone, and the sender, answered 200, would never retry. Answered 500 instead, nothing recorded; the retry runs
- * the handler again. `cause` is the database's refusal of the check.
+ * handler went on (it caught the error) on a database where that ended the transaction (PostgreSQL after
+ * any failed statement, MySQL after a deadlock, SQLite after a full disk): its COMMIT would commit nothing
+ * of it, the credit and the inbox row gone, and the sender, answered 200, would never retry. Answered 500
+ * instead, nothing recorded; the retry runs the handler again. `cause` is the database's refusal of the
+ * check, or the error that ended the transaction.
  *
  * @example
  * ```ts
@@ -45,8 +46,8 @@ export function abortedTransactionError(store: string, cause: unknown): Error {
   return new Error(
     `${store}: a statement sent through ctx.tx failed during onPaymentPaid and the handler went on, but the ` +
       'database had ended the transaction with it (PostgreSQL aborts it on any failed statement, MySQL rolls ' +
-      'it back on a deadlock, SQLite on a full disk): committing would record nothing. The delivery is answered 500 and the retry ' +
-      'runs the handler again. Let such an error reach the pipeline; on PostgreSQL, a statement that may ' +
+      'it back on a deadlock, SQLite on a full disk): committing would record nothing. The delivery is ' +
+      'answered 500 and the retry runs the handler again. Let such an error reach the pipeline; on PostgreSQL, a statement that may ' +
       'fail can run inside a SAVEPOINT and roll back to it.',
     { cause },
   );

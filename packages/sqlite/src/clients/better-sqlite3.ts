@@ -91,9 +91,8 @@ const RUNS = new Set<PropertyKey>(['run', 'get', 'all', 'iterate']);
 /**
  * The connection as the handler sees it: every better-sqlite3 method works, but running SQL is refused
  * once the delivery has ended or SQLite has rolled its transaction back (so the handler can never write
- * outside it, in autocommit), and so are
- * BEGIN/COMMIT/ROLLBACK and `close` (the store ends the transaction). Statements are synchronous: none of
- * the handler's can still run when the store rolls back.
+ * outside it, in autocommit), and so are BEGIN/COMMIT/ROLLBACK and `close` (the store ends the
+ * transaction). Statements are synchronous: none of the handler's can still run when the store rolls back.
  */
 function guardDatabase(db: Database, ended: () => boolean, store: string): Database {
   const open = (text?: unknown) => {
