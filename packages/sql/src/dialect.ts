@@ -4,11 +4,15 @@ import type { Row, Statement, StatementResult } from './client.js';
 /**
  * What the claim statement found, as the dialect reads its answer: the key is this transaction's to run
  * (`session` names the connection, for interrupting it), another transaction holds it, or it was recorded.
+ *
+ * `locksHeld: false` on a claim that does not run says its transaction took no lock another delivery could
+ * meet (PostgreSQL reads a recorded row before it tries the key's lock): the store then answers without
+ * waiting for that transaction's ROLLBACK, which changes nothing. Left out, the store waits for it.
  */
 export type ClaimResult =
   | { readonly state: 'free'; readonly session: unknown; readonly written: boolean }
-  | { readonly state: 'held' }
-  | { readonly state: 'completed'; readonly fingerprint: string };
+  | { readonly state: 'held'; readonly locksHeld?: boolean }
+  | { readonly state: 'completed'; readonly fingerprint: string; readonly locksHeld?: boolean };
 
 /** How far a rollback has to go to end a transaction whose handler still runs a statement. */
 export type Interruption = 'statement' | 'session';

@@ -184,8 +184,12 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
       };
     }
     // Nothing to do in this transaction; a failed rollback leaves nothing behind either (the server rolls
-    // back what a dropped connection held).
-    await held.rollback();
+    // back what a dropped connection held). A transaction that took no lock is answered without waiting for
+    // its ROLLBACK, a round trip that changes nothing: no other delivery can meet it, and the connection goes
+    // back to the pool when it is done (`rollback()` never rejects). A client of one connection (`busy`)
+    // waits: the next delivery would find it busy and be answered 409.
+    if (claim.locksHeld === false && client.busy === undefined) void held.rollback();
+    else await held.rollback();
     return claim.state === 'held'
       ? { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS }
       : { state: 'completed', fingerprint: claim.fingerprint };

@@ -27,6 +27,18 @@ export async function creditOnce<Tx>(subject: CreditingStore<Tx>, key: string, p
   await claim.session.commit({ outcome: 'credited', ...draft });
 }
 
+/** How long the count waits for a ROLLBACK sent after the answer: far longer than one takes. */
+const ROLLBACK_WAIT_MS = 5_000;
+
+/** Resolves once no connection through `proxy` is inside a transaction; throws after `ROLLBACK_WAIT_MS`. */
+async function transactionsEnded(proxy: RoundTripProxy): Promise<void> {
+  const giveUpAt = Date.now() + ROLLBACK_WAIT_MS;
+  while (proxy.inTransaction > 0) {
+    if (Date.now() >= giveUpAt) throw new Error(`a transaction was still open ${ROLLBACK_WAIT_MS} ms after the answer`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
 /** What one delivery cost, counted by the proxy in front of the server. */
 export interface DeliveryRoundTrips {
   /** A fresh payment, begin to commit, the credit included. */
@@ -71,6 +83,8 @@ export async function deliveryRoundTrips<Tx>(
   let state = '';
   const duplicate = await counted(async () => {
     state = (await subject.store.begin(key, 'fp', draftOf('p_rt'))).state;
+    // The answer may come before the ROLLBACK of a transaction that changed nothing; the server still runs it.
+    await transactionsEnded(proxy);
   });
   if (state !== 'completed') throw new Error(`the duplicate was answered ${state}, not completed`);
   return { fresh, credit, duplicate };

@@ -21,9 +21,17 @@ export interface RoundTripProxy {
   readonly port: number;
   /** Round trips seen so far. */
   readonly count: number;
+  /**
+   * Connections whose last answer said a transaction is open (PostgreSQL: the status of each one's last
+   * ReadyForQuery). A store may answer a delivery before the ROLLBACK of a transaction that changed
+   * nothing: a count that must include that ROLLBACK waits for this to be 0. Always 0 on MySQL (not read).
+   */
+  readonly inTransaction: number;
   close(): Promise<void>;
 }
 
+/** ReadyForQuery's status outside a transaction ('I'; 'T' inside one, 'E' inside a failed one). */
+const IDLE = 0x49;
 const SSL_REQUEST = 80_877_103;
 const GSS_REQUEST = 80_877_104;
 /**
@@ -37,6 +45,8 @@ const ANSWERED = new Set([0x03, 0x17, 0x1a]);
 /** Starts the proxy on a free loopback port, forwarding to `127.0.0.1:targetPort`. */
 export async function startRoundTripProxy(protocol: WireProtocol, targetPort: number): Promise<RoundTripProxy> {
   let count = 0;
+  /** The connections inside a transaction, by the last ReadyForQuery each one was sent. */
+  const inTransaction = new Set<Socket>();
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = connect(targetPort, '127.0.0.1');
@@ -46,7 +56,11 @@ export async function startRoundTripProxy(protocol: WireProtocol, targetPort: nu
       count++;
     };
     if (protocol === 'postgres') {
-      const reader = postgresReader(count1);
+      const reader = postgresReader((status) => {
+        count1();
+        if (status === IDLE) inTransaction.delete(client);
+        else inTransaction.add(client);
+      });
       client.on('data', (chunk: Buffer) => reader.fromClient(chunk));
       upstream.on('data', (chunk: Buffer) => reader.fromServer(chunk));
     } else {
@@ -59,6 +73,7 @@ export async function startRoundTripProxy(protocol: WireProtocol, targetPort: nu
       upstream.destroy();
       sockets.delete(client);
       sockets.delete(upstream);
+      inTransaction.delete(client);
     };
     client.on('error', end);
     upstream.on('error', end);
@@ -73,6 +88,9 @@ export async function startRoundTripProxy(protocol: WireProtocol, targetPort: nu
     get count() {
       return count;
     },
+    get inTransaction() {
+      return inTransaction.size;
+    },
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -84,7 +102,7 @@ export async function startRoundTripProxy(protocol: WireProtocol, targetPort: nu
  * PostgreSQL's framing: the client's first messages (startup, SSL or GSS requests) carry no type byte, and
  * the server answers an SSL or GSS request with one byte; everything else is a type byte and a length.
  */
-function postgresReader(onReady: () => void) {
+function postgresReader(onReady: (status: number) => void) {
   let clientBuffer = Buffer.alloc(0);
   let serverBuffer = Buffer.alloc(0);
   let started = false;
@@ -111,7 +129,7 @@ function postgresReader(onReady: () => void) {
       while (serverBuffer.length >= 5) {
         const length = serverBuffer.readInt32BE(1);
         if (serverBuffer.length < 1 + length) return;
-        if (serverBuffer[0] === 0x5a) onReady(); // 'Z': ReadyForQuery
+        if (serverBuffer[0] === 0x5a) onReady(serverBuffer[5] as number); // 'Z': ReadyForQuery, its status
         serverBuffer = serverBuffer.subarray(1 + length);
       }
     },

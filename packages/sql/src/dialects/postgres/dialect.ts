@@ -49,9 +49,9 @@ function claimFields(row: Row | undefined, store: string): ClaimFields {
 
 /**
  * PostgreSQL: the key is a transaction-level advisory lock taken without waiting by the inbox table's
- * claim function (lock, then read the key's row, in one round trip), and a running statement is
- * interrupted by `pg_cancel_backend`, a session ended by `pg_terminate_backend`, both only while that
- * backend is still in the claiming transaction.
+ * claim function (the key's row read, then, if there is none, the lock tried, in one round trip), and a
+ * running statement is interrupted by `pg_cancel_backend`, a session ended by `pg_terminate_backend`, both
+ * only while that backend is still in the claiming transaction.
  *
  * @example
  * ```ts
@@ -69,9 +69,13 @@ export const postgresDialect: SqlDialect<TableName> = {
   readClaim(rows: readonly Row[], _table, store): ClaimResult {
     const claim = claimFields(rows[0], store);
     const written = claim.inserted === true;
-    if (!written && claim.fingerprint !== null) return { state: 'completed', fingerprint: claim.fingerprint };
+    // A recorded row is read before the key's lock is tried, and then the lock is left alone: `locked` says
+    // whether this transaction holds it (a function made by an older version takes it first, and says so).
+    const locksHeld = claim.locked;
+    if (!written && claim.fingerprint !== null)
+      return { state: 'completed', fingerprint: claim.fingerprint, locksHeld };
     // The writing claim that took the lock always wrote or found a row; neither is never this delivery's.
-    if (!claim.locked || claim.inserted === false) return { state: 'held' };
+    if (!claim.locked || claim.inserted === false) return { state: 'held', locksHeld };
     const session: PostgresSession = { pid: Number(claim.pid), xactUs: claim.xactUs ?? '' };
     return { state: 'free', session, written };
   },

@@ -39,42 +39,60 @@ export class InboxSql {
   }
 
   /**
-   * The claim as one function, so that it costs one statement on every client: the lock, then the key's
-   * row, each statement in a snapshot of its own (a VOLATILE PL/pgSQL function takes one per statement in
-   * READ COMMITTED: a row committed by the transaction that held the lock until a moment ago is seen), with
-   * the backend's pid and the transaction's start (together they name this transaction in
-   * `pg_stat_activity`). Same lock key as the take function: every store on the table agrees.
+   * The claim as one function, so that it costs one statement on every client: the key's row, and only if
+   * there is none, the lock, tried without waiting. A recorded row is final (only a prune removes it, and
+   * then the key is new again), so a duplicate takes no lock: its transaction holds nothing another delivery
+   * could meet, and the store answers without waiting for its ROLLBACK. The row is read again once the lock
+   * is taken, in a snapshot of its own (a VOLATILE PL/pgSQL function takes one per statement in READ
+   * COMMITTED): a row committed by the transaction that held the lock until a moment ago is seen. With the
+   * backend's pid and the transaction's start (together they name this transaction in `pg_stat_activity`).
+   * Same lock key as the take function: every store on the table agrees.
    */
   private claimFunction(): string {
     return `CREATE OR REPLACE FUNCTION ${this.table.claimFunctionSql}(claim_key text, OUT locked boolean, OUT fingerprint text, OUT pid integer, OUT xact_us text)
 LANGUAGE plpgsql VOLATILE AS $service_pay$
 BEGIN
-  locked := pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(`${this.table.name}:`)} || claim_key, 0));
+  locked := false;
   SELECT inbox.fingerprint INTO fingerprint FROM ${this.table.sql} AS inbox WHERE inbox.key = claim_key;
+  IF NOT FOUND THEN
+    locked := ${this.tryLock()};
+    IF locked THEN
+      SELECT inbox.fingerprint INTO fingerprint FROM ${this.table.sql} AS inbox WHERE inbox.key = claim_key;
+    END IF;
+  END IF;
   pid := pg_backend_pid();
   xact_us := ((extract(epoch FROM now()) * 1000000)::bigint)::text;
 END
 $service_pay$`;
   }
 
+  /** The key's advisory lock for this table, tried without waiting (true when taken). */
+  private tryLock(): string {
+    return `pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(`${this.table.name}:`)} || claim_key, 0))`;
+  }
+
   /**
-   * The claim that also writes the inbox row, as one function: the lock; then the key's row read in a
-   * snapshot of its own (so a row committed by the lock's previous holder is seen), and only if there is
-   * none, the row (outcome `credited`, settled at commit: a rejection rolls it back and records itself
+   * The claim that also writes the inbox row, as one function: the key's row read; a recorded row is the
+   * answer, without the lock (as the claim function). Only if there is none, the lock tried without waiting
+   * and, taken, the row (outcome `credited`, settled at commit: a rejection rolls it back and records itself
    * apart) inserted. Reading first makes a duplicate one index lookup: an insert that meets a conflict
    * costs the server more than the read (a duplicate's claim took about as long as a fresh one's). A row
-   * that appears between the read and the insert (a rejection recorded apart, which takes no lock) is read
-   * again. Nothing waits: the lock is tried, and a key whose row is not yet committed is always held by the
+   * committed between the read and the insert (by the lock's previous holder, or a rejection recorded
+   * apart, which takes no lock) makes the insert do nothing and is read again, in a snapshot of its own.
+   * Nothing waits: the lock is tried, and a key whose row is not yet committed is always held by the
    * transaction writing it.
    */
   private takeFunction(): string {
     return `CREATE OR REPLACE FUNCTION ${this.table.takeFunctionSql}(claim_key text, claim_fingerprint text, claim_payment_id text, claim_delivery_id text, claim_source text, OUT locked boolean, OUT inserted boolean, OUT fingerprint text, OUT pid integer, OUT xact_us text)
 LANGUAGE plpgsql VOLATILE AS $service_pay$
 BEGIN
-  locked := pg_try_advisory_xact_lock(hashtextextended(${quoteLiteral(`${this.table.name}:`)} || claim_key, 0));
+  locked := false;
   inserted := false;
   SELECT inbox.fingerprint INTO fingerprint FROM ${this.table.sql} AS inbox WHERE inbox.key = claim_key;
-  IF locked AND NOT FOUND THEN
+  IF NOT FOUND THEN
+    locked := ${this.tryLock()};
+  END IF;
+  IF locked THEN
     INSERT INTO ${this.table.sql} AS inbox (key, fingerprint, payment_id, delivery_id, source, outcome)
       VALUES (claim_key, claim_fingerprint, claim_payment_id, claim_delivery_id, claim_source, 'credited')
       ON CONFLICT (key) DO NOTHING;

@@ -1,0 +1,195 @@
+import type { InboxDraft, TransactionalStore } from '@service-pay/core';
+import { creditOnce } from '@service-pay/sql/testing';
+import { waitFor } from '@service-pay/test-kit';
+import { Kysely, PostgresDialect } from 'kysely';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KyselyStore } from '../src/kysely.js';
+import { PostgresStore } from '../src/postgres-store.js';
+import { openPGlite, openPool, uniqueName } from './support/database.js';
+
+// A duplicate's transaction changes nothing and, on PostgreSQL, takes no lock: the claim reads the recorded
+// row before it tries the key's lock. So the store answers it without waiting for its ROLLBACK. Proven here by
+// holding every ROLLBACK the pool's connections send behind a gate: the duplicate is answered while its
+// ROLLBACK waits, and another delivery of the same payment meanwhile is a duplicate too, never "in progress".
+
+const draft: InboxDraft = { paymentId: 'p_dup', deliveryId: 'dl_dup', source: 'webhook' };
+
+/** `begin` as the pipeline calls it, with the inbox row's draft (the writing claim). */
+const deliver = (store: TransactionalStore<unknown>, key: string) => store.begin(key, 'fp', draft);
+
+/** A pool whose connections hold every ROLLBACK until `open()`; `waiting` counts those held. */
+async function gatedPool() {
+  const pool = await openPool({ max: 6 });
+  let gate: Promise<void> | undefined;
+  let release = () => {};
+  let waiting = 0;
+  const patched = new WeakSet<pg.PoolClient>();
+  // On every checkout: the pool already holds the connection `openPool` made before this listener.
+  pool.on('acquire', (client: pg.PoolClient) => {
+    if (patched.has(client)) return;
+    patched.add(client);
+    const query = client.query;
+    client.query = function gated(this: pg.PoolClient, ...args: unknown[]) {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
+      const run = () => (query as (...a: unknown[]) => unknown).apply(this, args);
+      if (gate === undefined || typeof text !== 'string' || !/^\s*rollback\s*$/i.test(text)) return run();
+      waiting++;
+      return gate.then(() => {
+        waiting--;
+        return run();
+      });
+    } as typeof client.query;
+  });
+  return {
+    pool,
+    get waiting() {
+      return waiting;
+    },
+    close() {
+      gate = new Promise((resolve) => {
+        release = resolve;
+      });
+    },
+    open() {
+      gate = undefined;
+      release();
+    },
+  };
+}
+
+describe.each([
+  ['PostgresStore on node-postgres', (pool: pg.Pool, tableName: string) => new PostgresStore({ pool, tableName })],
+  [
+    'KyselyStore',
+    (pool: pg.Pool, tableName: string) =>
+      new KyselyStore({ db: new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }), tableName }),
+  ],
+])('a duplicate on %s', (_name, makeStore) => {
+  let gated: Awaited<ReturnType<typeof gatedPool>>;
+  let store: TransactionalStore<unknown> & { migrate(): Promise<void> };
+  let inbox: string;
+
+  beforeAll(async () => {
+    gated = await gatedPool();
+    inbox = uniqueName('dup_answer');
+    store = makeStore(gated.pool, inbox) as typeof store;
+    await store.migrate();
+  });
+  afterAll(async () => {
+    gated.open();
+    await gated.pool.query(`drop table if exists ${inbox}`);
+    await gated.pool.query(`drop function if exists ${inbox}_take, ${inbox}_claim`);
+    await gated.pool.end();
+  });
+
+  it('is answered before its ROLLBACK, holds no lock meanwhile, and gives its connection back after it', async () => {
+    const credit = async () => {};
+    await creditOnce({ store, credit }, 'k_dup', draft.paymentId);
+    gated.close();
+    try {
+      const answer = deliver(store, 'k_dup');
+      await waitFor('the duplicate to send its ROLLBACK', () => gated.waiting === 1, { timeoutMs: 5_000 }, 5);
+      // Its ROLLBACK is sent and held: the answer is already there.
+      const first = await Promise.race([answer, new Promise((resolve) => setImmediate(() => resolve('waiting')))]);
+      expect(first).toEqual({ state: 'completed', fingerprint: 'fp' });
+      // The same payment again while that ROLLBACK waits: the row is there and nothing holds the key.
+      expect(await deliver(store, 'k_dup')).toEqual({ state: 'completed', fingerprint: 'fp' });
+      const locks = await gated.pool.query(
+        "select count(*)::int as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())",
+      );
+      expect(locks.rows[0].n).toBe(0);
+    } finally {
+      gated.open();
+    }
+    await waitFor('the pool to be idle', () => gated.pool.idleCount === gated.pool.totalCount, { timeoutMs: 5_000 }, 5);
+  });
+
+  it('a fresh payment meanwhile is claimed and committed as usual', async () => {
+    await creditOnce({ store, credit: async () => {} }, 'k_seen', draft.paymentId);
+    gated.close();
+    try {
+      expect((await deliver(store, 'k_seen')).state).toBe('completed');
+      await creditOnce({ store, credit: async () => {} }, 'k_new', draft.paymentId);
+      expect((await deliver(store, 'k_new')).state).toBe('completed');
+    } finally {
+      gated.open();
+    }
+    const { rows } = await gated.pool.query(`select key from ${inbox} where key in ('k_seen', 'k_new') order by key`);
+    expect(rows.map((r) => r.key)).toEqual(['k_new', 'k_seen']);
+  });
+});
+
+describe('a duplicate whose claim took the lock', () => {
+  let gated: Awaited<ReturnType<typeof gatedPool>>;
+  let inbox: string;
+
+  beforeAll(async () => {
+    gated = await gatedPool();
+    inbox = uniqueName('dup_locked');
+  });
+  afterAll(async () => {
+    gated.open();
+    await gated.pool.query(`drop table if exists ${inbox}`);
+    await gated.pool.query(`drop function if exists ${inbox}_take, ${inbox}_claim`);
+    await gated.pool.end();
+  });
+
+  it('(a take function made by an earlier version: the lock first) is answered after its ROLLBACK', async () => {
+    const store = new PostgresStore({ pool: gated.pool, tableName: inbox });
+    await store.migrate();
+    // The take function as earlier versions made it: the lock tried before the row is read, so a duplicate
+    // holds the key's lock until its transaction ends, and its answer must wait for the ROLLBACK.
+    await gated.pool.query(`CREATE OR REPLACE FUNCTION ${inbox}_take(claim_key text, claim_fingerprint text, claim_payment_id text, claim_delivery_id text, claim_source text, OUT locked boolean, OUT inserted boolean, OUT fingerprint text, OUT pid integer, OUT xact_us text)
+LANGUAGE plpgsql VOLATILE AS $f$
+BEGIN
+  locked := pg_try_advisory_xact_lock(hashtextextended('${inbox}:' || claim_key, 0));
+  inserted := false;
+  SELECT inbox.fingerprint INTO fingerprint FROM ${inbox} AS inbox WHERE inbox.key = claim_key;
+  IF locked AND NOT FOUND THEN
+    INSERT INTO ${inbox} AS inbox (key, fingerprint, payment_id, delivery_id, source, outcome)
+      VALUES (claim_key, claim_fingerprint, claim_payment_id, claim_delivery_id, claim_source, 'credited')
+      ON CONFLICT (key) DO NOTHING;
+    inserted := FOUND;
+  END IF;
+  pid := pg_backend_pid();
+  xact_us := ((extract(epoch FROM now()) * 1000000)::bigint)::text;
+END
+$f$`);
+    await creditOnce({ store, credit: async () => {} }, 'k_old', draft.paymentId);
+    gated.close();
+    let answered = false;
+    const duplicate = deliver(store, 'k_old').then((claim) => {
+      answered = true;
+      return claim;
+    });
+    try {
+      await waitFor('the duplicate to send its ROLLBACK', () => gated.waiting === 1, { timeoutMs: 5_000 }, 5);
+      // Its ROLLBACK is sent and held: the answer waits for it.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(answered).toBe(false);
+    } finally {
+      gated.open();
+    }
+    expect(await duplicate).toEqual({ state: 'completed', fingerprint: 'fp' });
+  });
+});
+
+describe('a duplicate on PGlite (one connection)', () => {
+  it('is answered after its ROLLBACK, so the next delivery finds the connection free', async () => {
+    const pglite = await openPGlite();
+    try {
+      const store = new PostgresStore({ pglite, tableName: 'inbox' });
+      await store.migrate();
+      await creditOnce({ store, credit: async () => {} }, 'k_1', draft.paymentId);
+      expect((await deliver(store, 'k_1')).state).toBe('completed');
+      // Answered before its ROLLBACK, the duplicate would leave PGlite busy: this would be "in progress".
+      const next = await deliver(store, 'k_2');
+      expect(next.state).toBe('claimed');
+      if (next.state === 'claimed') await next.session.rollback(undefined);
+      expect((await pglite.query<{ n: number }>('select count(*)::int as n from inbox')).rows[0]?.n).toBe(1);
+    } finally {
+      await pglite.close();
+    }
+  });
+});
