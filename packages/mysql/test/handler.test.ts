@@ -2,6 +2,7 @@ import { type PaymentPaidEvent, PaymentRejectedError, signWebhook, type WebhookR
 import { latch, samplePaymentPaidEvent, storeHandler } from '@service-pay/core/testing';
 import { deadlockTables, deadlockWithDelivery } from '@service-pay/sql/testing';
 import { expectFailedAttemptThenOneCredit, failsFirstAttempt } from '@service-pay/test-kit/credit-once';
+import type { Connection as CallbackConnection } from 'mysql2';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
@@ -59,43 +60,62 @@ describe('the handler with MySqlStore (MariaDB)', () => {
     );
   });
 
-  it('a deadlock the handler caught rolled its transaction back: the write after it is refused, 500, nothing credited; the retry credits once', async () => {
-    const rows = uniqueName('deadlock');
-    const tables = deadlockTables(rows);
-    for (const text of tables.create) await pool.query(text);
-    // A pool of its own: the store's refuses a transaction opened on it during a delivery.
-    const otherPool = await openPool({ connectionLimit: 1 });
-    const other = await otherPool.getConnection();
-    try {
-      const event = samplePaymentPaidEvent();
-      let attempt = 0;
-      let deadlocked: unknown;
-      let after: unknown = 'not tried';
-      const handle = handler(async (tx) => {
-        attempt += 1;
-        if (attempt > 1) return;
-        deadlocked = await deadlockWithDelivery((text) => tx.query(text), other, rows);
-        // After the server's rollback this insert would run on its own, in autocommit, and stay.
-        after = await Promise.resolve()
-          .then(() => tx.query(`insert into ${credits} (payment_id) values (?)`, [`after:${event.paymentId}`]))
-          .then(
-            () => 'written',
-            (error: unknown) => error,
+  // The handler's statements through either of mysql2's faces of the delivery's session: the promise API
+  // (`ctx.tx`) and the callback API under it (`ctx.tx.connection`, typed by mysql2 as the promise one), whose
+  // failures are followed alike.
+  const faces: Array<[string, (tx: PoolConnection, text: string, values?: unknown[]) => Promise<unknown>]> = [
+    ['ctx.tx.query', (tx, text, values) => tx.query(text, values)],
+    [
+      'ctx.tx.connection.query with a callback',
+      (tx, text, values) =>
+        new Promise((resolve, reject) => {
+          (tx.connection as unknown as CallbackConnection).query(text, values, (error: unknown, rows: unknown) =>
+            error ? reject(error) : resolve(rows),
           );
-      });
-      expect((await handle(delivery(event, 1))).status).toBe(500);
-      expect(String((deadlocked as Error)?.message)).toMatch(/deadlock/i);
-      expect(String((after as Error)?.message ?? after)).toMatch(/ended the transaction/);
-      expect(await creditsOf(event.paymentId)).toBe(0);
-      expect(await creditsOf(`after:${event.paymentId}`)).toBe(0);
-      expect((await handle(delivery(event, 2))).status).toBe(200);
-      expect(await creditsOf(event.paymentId)).toBe(1);
-    } finally {
-      other.release();
-      await otherPool.end();
-      await pool.query(tables.drop);
-    }
-  });
+        }),
+    ],
+  ];
+
+  it.each(faces)(
+    'a deadlock the handler caught through %s rolled its transaction back: the write after it is refused, 500, nothing credited; the retry credits once',
+    async (_face, send) => {
+      const rows = uniqueName('deadlock');
+      const tables = deadlockTables(rows);
+      for (const text of tables.create) await pool.query(text);
+      // A pool of its own: the store's refuses a transaction opened on it during a delivery.
+      const otherPool = await openPool({ connectionLimit: 1 });
+      const other = await otherPool.getConnection();
+      try {
+        const event = samplePaymentPaidEvent();
+        let attempt = 0;
+        let deadlocked: unknown;
+        let after: unknown = 'not tried';
+        const handle = handler(async (tx) => {
+          attempt += 1;
+          if (attempt > 1) return;
+          deadlocked = await deadlockWithDelivery((text) => send(tx, text), other, rows);
+          // After the server's rollback this insert would run on its own, in autocommit, and stay.
+          after = await Promise.resolve()
+            .then(() => send(tx, `insert into ${credits} (payment_id) values (?)`, [`after:${event.paymentId}`]))
+            .then(
+              () => 'written',
+              (error: unknown) => error,
+            );
+        });
+        expect((await handle(delivery(event, 1))).status).toBe(500);
+        expect(String((deadlocked as Error)?.message)).toMatch(/deadlock/i);
+        expect(String((after as Error)?.message ?? after)).toMatch(/ended the transaction/);
+        expect(await creditsOf(event.paymentId)).toBe(0);
+        expect(await creditsOf(`after:${event.paymentId}`)).toBe(0);
+        expect((await handle(delivery(event, 2))).status).toBe(200);
+        expect(await creditsOf(event.paymentId)).toBe(1);
+      } finally {
+        other.release();
+        await otherPool.end();
+        await pool.query(tables.drop);
+      }
+    },
+  );
 
   it('answers 409 at once to a concurrent delivery of the same payment, then credits once', async () => {
     const event = samplePaymentPaidEvent();

@@ -218,7 +218,10 @@ export class PendingQueries {
           return (...args: unknown[]) => {
             const unwrapped = pending.#unwrapped(args);
             refuseTransactionCall(ended, rules, raw, unwrapped[0]);
-            const result = (member as (...a: unknown[]) => unknown).apply(target, unwrapped);
+            const result = (member as (...a: unknown[]) => unknown).apply(
+              target,
+              pending.#followCallback(property, unwrapped),
+            );
             return pending.#result(result, `ctx.tx.${String(property)}(…)`);
           };
         }
@@ -287,7 +290,11 @@ export class PendingQueries {
           return (...args: unknown[]) => {
             let result: unknown;
             try {
-              result = (member as (...a: unknown[]) => unknown).apply(target, pending.#unwrapped(args));
+              const unwrapped = pending.#unwrapped(args);
+              result = (member as (...a: unknown[]) => unknown).apply(
+                target,
+                pending.#followCallback(property, unwrapped),
+              );
             } catch (error) {
               // A client that runs statements synchronously (better-sqlite3) fails them with a throw.
               pending.#fail(error);
@@ -310,6 +317,28 @@ export class PendingQueries {
     this.#followed.set(value, followed);
     this.#targets.set(proxy, value);
     return proxy;
+  }
+
+  /**
+   * The arguments of a statement sent with a callback (`query(sql, values, cb)`: mysql2's callback face,
+   * `ctx.tx.connection`, and node-postgres' callback form), its callback replaced by one that notes the
+   * statement's failure first, as a promise's is noted: a deadlock caught there has rolled the transaction
+   * back as surely. Only `query` and `execute`, whose callbacks take the error first; a listener (`on`) is
+   * left as it is, or `off` would not find it.
+   */
+  #followCallback(property: string | symbol, args: unknown[]): unknown[] {
+    if (property !== 'query' && property !== 'execute') return args;
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback !== 'function') return args;
+    const pending = this;
+    const followed = [...args];
+    followed[last] = function noted(this: unknown, error: unknown, ...rest: unknown[]) {
+      // An Error only: a callback of another shape (Kysely's `execute(async (db) => …)`) is no failure.
+      if (error instanceof Error) pending.#fail(error);
+      return (callback as (...a: unknown[]) => unknown).call(this, error, ...rest);
+    };
+    return followed;
   }
 
   /** Arguments as the client expects them (its own objects, not our proxies); a query passed on is used. */
