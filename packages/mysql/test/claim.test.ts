@@ -96,7 +96,12 @@ describe.each([
     await end(a, 'COMMIT');
     for (const fingerprint of ['fp1', 'fp2']) {
       const b = await begun();
-      expect(await claimOn(b, key, fingerprint)).toEqual({ state: 'completed', fingerprint: 'fp1' });
+      // Its answer need not wait for the ROLLBACK: a claim meeting its lock meanwhile reads the recorded row.
+      expect(await claimOn(b, key, fingerprint)).toEqual({
+        state: 'completed',
+        fingerprint: 'fp1',
+        answerBeforeRollback: true,
+      });
       await end(b, 'ROLLBACK');
     }
     expect(await recorded(key)).toEqual([{ fingerprint: 'fp1', reason: null }]);

@@ -5,14 +5,15 @@ import type { Row, Statement, StatementResult } from './client.js';
  * What the claim statement found, as the dialect reads its answer: the key is this transaction's to run
  * (`session` names the connection, for interrupting it), another transaction holds it, or it was recorded.
  *
- * `locksHeld: false` on a claim that does not run says its transaction took no lock another delivery could
- * meet (PostgreSQL reads a recorded row before it tries the key's lock): the store then answers without
- * waiting for that transaction's ROLLBACK, which changes nothing. Left out, the store waits for it.
+ * `answerBeforeRollback: true` on a claim that does not run says the store may answer before that
+ * transaction's ROLLBACK is done: the transaction changed nothing, and another delivery of the key meanwhile
+ * gets the right answer without waiting for it (PostgreSQL's claim takes no lock for a recorded row; MySQL's,
+ * meeting a lock, reads the recorded row: `recorded`). Left out, the store waits for the ROLLBACK.
  */
 export type ClaimResult =
   | { readonly state: 'free'; readonly session: unknown; readonly written: boolean }
-  | { readonly state: 'held'; readonly locksHeld?: boolean }
-  | { readonly state: 'completed'; readonly fingerprint: string; readonly locksHeld?: boolean };
+  | { readonly state: 'held'; readonly answerBeforeRollback?: boolean }
+  | { readonly state: 'completed'; readonly fingerprint: string; readonly answerBeforeRollback?: boolean };
 
 /** How far a rollback has to go to end a transaction whose handler still runs a statement. */
 export type Interruption = 'statement' | 'session';
@@ -58,6 +59,16 @@ export interface SqlDialect<Table extends { readonly name: string }> {
   readClaim(rows: readonly Row[], table: Table, store: string): ClaimResult;
   /** Whether the claim failed because another transaction holds the key (answered without waiting). */
   isLockBusy(error: unknown): boolean;
+  /**
+   * Optional: after a claim met the key's lock (`isLockBusy`), in the same transaction, a read of the key's
+   * recorded row that takes no lock, and its fingerprint from the answer (undefined: no row). A recorded row
+   * is final, so whoever holds the lock (a duplicate whose ROLLBACK trails its answer, a prune) the delivery
+   * is a duplicate; without one, another delivery is under way.
+   */
+  recorded?(
+    table: Table,
+    key: string,
+  ): { readonly statement: Statement; fingerprint(rows: readonly Row[]): string | undefined };
   /** The inbox row, in the delivery's transaction (when the claim did not write it). */
   record(table: Table, key: string, fingerprint: string, record: InboxRecord): Statement;
   /**

@@ -164,8 +164,8 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
       const statement = dialect.claim(table, key, draft === undefined ? undefined : { fingerprint, draft });
       claim = dialect.readClaim((await client.query(held.tx, statement)).rows, table, store);
     } catch (error) {
+      if (dialect.isLockBusy(error)) return this.#lockMet(held, key);
       await held.rollback();
-      if (dialect.isLockBusy(error)) return { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS };
       // The server behind the pool is not the one the store learned of (a failover): learn it again.
       if (!retried && dialect.probe?.unlearn?.(error, table)) return this.#begin(key, fingerprint, draft, true);
       const explained = dialect.explainError(error, table, store, this.#auto.enabled);
@@ -184,15 +184,38 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
       };
     }
     // Nothing to do in this transaction; a failed rollback leaves nothing behind either (the server rolls
-    // back what a dropped connection held). A transaction that took no lock is answered without waiting for
-    // its ROLLBACK, a round trip that changes nothing: no other delivery can meet it, and the connection goes
-    // back to the pool when it is done (`rollback()` never rejects). A client of one connection (`busy`)
-    // waits: the next delivery would find it busy and be answered 409.
-    if (claim.locksHeld === false && client.busy === undefined) void held.rollback();
+    // back what a dropped connection held). Where the dialect says so, the answer does not wait for that
+    // ROLLBACK, a round trip that changes nothing (another delivery of the key meanwhile is answered right:
+    // `ClaimResult`); the connection goes back to the pool when it is done (`rollback()` never rejects). A
+    // client of one connection (`busy`) waits: the next delivery would find it busy and be answered 409.
+    if (claim.answerBeforeRollback === true && client.busy === undefined) void held.rollback();
     else await held.rollback();
     return claim.state === 'held'
       ? { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS }
       : { state: 'completed', fingerprint: claim.fingerprint };
+  }
+
+  /**
+   * The claim met the key's lock: another delivery is under way, or the key is recorded and its lock held by
+   * a transaction that changes nothing (a duplicate answered before its ROLLBACK, a prune). The recorded row,
+   * read without a lock where the dialect can, tells them apart; a read that fails says "under way", the
+   * answer that is always safe (the sender retries).
+   */
+  async #lockMet(held: HeldTransaction<Tx>, key: string): Promise<TransactionClaim<Tx>> {
+    const { client, dialect } = this.#binding;
+    const recorded = dialect.recorded?.(this.#table, key);
+    let fingerprint: string | undefined;
+    if (recorded !== undefined) {
+      try {
+        fingerprint = recorded.fingerprint((await client.query(held.tx, recorded.statement)).rows);
+      } catch {
+        fingerprint = undefined;
+      }
+    }
+    await held.rollback();
+    return fingerprint === undefined
+      ? { state: 'in-progress', retryAfterMs: IN_PROGRESS_RETRY_MS }
+      : { state: 'completed', fingerprint };
   }
 
   /**

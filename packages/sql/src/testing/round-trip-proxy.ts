@@ -22,9 +22,10 @@ export interface RoundTripProxy {
   /** Round trips seen so far. */
   readonly count: number;
   /**
-   * Connections whose last answer said a transaction is open (PostgreSQL: the status of each one's last
-   * ReadyForQuery). A store may answer a delivery before the ROLLBACK of a transaction that changed
-   * nothing: a count that must include that ROLLBACK waits for this to be 0. Always 0 on MySQL (not read).
+   * Connections inside a transaction: on PostgreSQL by the status of each one's last ReadyForQuery, on
+   * MySQL by its client's last transaction statement (`BEGIN`/`START TRANSACTION`, then `COMMIT` or
+   * `ROLLBACK`, as COM_QUERY text). A store may answer a delivery before the ROLLBACK of a transaction that
+   * changed nothing: a count that must include that ROLLBACK waits for this to be 0.
    */
   readonly inTransaction: number;
   close(): Promise<void>;
@@ -45,7 +46,7 @@ const ANSWERED = new Set([0x03, 0x17, 0x1a]);
 /** Starts the proxy on a free loopback port, forwarding to `127.0.0.1:targetPort`. */
 export async function startRoundTripProxy(protocol: WireProtocol, targetPort: number): Promise<RoundTripProxy> {
   let count = 0;
-  /** The connections inside a transaction, by the last ReadyForQuery each one was sent. */
+  /** The connections inside a transaction (see `RoundTripProxy.inTransaction`). */
   const inTransaction = new Set<Socket>();
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
@@ -64,7 +65,13 @@ export async function startRoundTripProxy(protocol: WireProtocol, targetPort: nu
       client.on('data', (chunk: Buffer) => reader.fromClient(chunk));
       upstream.on('data', (chunk: Buffer) => reader.fromServer(chunk));
     } else {
-      client.on('data', mysqlReader(count1));
+      client.on(
+        'data',
+        mysqlReader(count1, (open) => {
+          if (open) inTransaction.add(client);
+          else inTransaction.delete(client);
+        }),
+      );
     }
     client.pipe(upstream);
     upstream.pipe(client);
@@ -137,7 +144,7 @@ function postgresReader(onReady: (status: number) => void) {
 }
 
 /** MySQL's framing: 3 bytes of length, a sequence number (0 starts a command), then the payload. */
-function mysqlReader(onCommand: () => void) {
+function mysqlReader(onCommand: () => void, onTransaction: (open: boolean) => void) {
   let buffer = Buffer.alloc(0);
   let handshakeDone = false;
   return (chunk: Buffer) => {
@@ -148,7 +155,15 @@ function mysqlReader(onCommand: () => void) {
       const sequence = buffer[3];
       // The client's first packet (the handshake response) has sequence 1; commands start at 0 after it.
       if (sequence !== 0) handshakeDone = true;
-      else if (handshakeDone && ANSWERED.has(buffer[4] as number)) onCommand();
+      else if (handshakeDone && ANSWERED.has(buffer[4] as number)) {
+        onCommand();
+        // COM_QUERY's text: a transaction opened or ended (ROLLBACK TO SAVEPOINT ends none).
+        if (buffer[4] === 0x03) {
+          const text = buffer.subarray(5, Math.min(4 + length, 45)).toString('latin1');
+          if (/^\s*(?:begin|start\s+transaction)\b/i.test(text)) onTransaction(true);
+          else if (/^\s*(?:commit|rollback)\b(?!\s+(?:work\s+)?to\b)/i.test(text)) onTransaction(false);
+        }
+      }
       buffer = buffer.subarray(4 + length);
     }
   };

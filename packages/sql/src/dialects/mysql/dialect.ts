@@ -50,15 +50,24 @@ export const mysqlDialect: SqlDialect<TableName> = {
     const row = rows[0];
     if (row === undefined) throw missingSlots(store, table.name, 'has no rows');
     const found = row.fingerprint;
+    // A duplicate's claim holds the key's row (or slot) until its ROLLBACK; a delivery that meets it then reads
+    // the recorded row (`recorded`), so the answer need not wait for that ROLLBACK.
     if ('existed' in row) {
       // The writing claim: the row it returns is the one it inserted, or the one the key had.
-      if (Number(row.existed) === 1) return { state: 'completed', fingerprint: String(found) };
+      if (Number(row.existed) === 1)
+        return { state: 'completed', fingerprint: String(found), answerBeforeRollback: true };
       return { state: 'free', session: Number(row.id), written: true };
     }
-    if (found !== null && found !== undefined) return { state: 'completed', fingerprint: String(found) };
+    if (found !== null && found !== undefined) {
+      return { state: 'completed', fingerprint: String(found), answerBeforeRollback: true };
+    }
     return { state: 'free', session: Number(row.id), written: false };
   },
   isLockBusy: isMySqlLockBusy,
+  recorded: (table, key) => ({
+    statement: new InboxSql(table).recorded(key),
+    fingerprint: (rows) => (rows[0] === undefined ? undefined : String(rows[0].fingerprint)),
+  }),
   abortsTransaction: (error, table) => rollsTransactionBack(serverCodes(error), table.server.rollbackOnTimeout),
   record: (table, key, fingerprint, record) => new InboxSql(table).record(key, fingerprint, record),
   recordApart: (table, key, fingerprint, record) => new InboxSql(table).recordApart(key, fingerprint, record),

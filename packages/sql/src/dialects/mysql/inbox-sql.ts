@@ -130,6 +130,15 @@ export class InboxSql {
     };
   }
 
+  /**
+   * The key's recorded fingerprint, read without a lock (a consistent read: it waits for no one), after a
+   * claim met the key's lock. Its snapshot is taken by this read, after the lock was met, so it sees a row
+   * committed before; one committed just after is missed, and the delivery answered 409 and retried.
+   */
+  recorded(key: string): Statement {
+    return { sql: `SELECT fingerprint FROM ${this.table.sql} WHERE \`key\` = ?`, values: [key] };
+  }
+
   /** Deletes up to `batch` rows older than `olderThanMs`; run until it deletes fewer. */
   pruneBatch(batch: number, olderThanMs: number): Statement {
     return {

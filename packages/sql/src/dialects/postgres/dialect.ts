@@ -69,13 +69,15 @@ export const postgresDialect: SqlDialect<TableName> = {
   readClaim(rows: readonly Row[], _table, store): ClaimResult {
     const claim = claimFields(rows[0], store);
     const written = claim.inserted === true;
-    // A recorded row is read before the key's lock is tried, and then the lock is left alone: `locked` says
-    // whether this transaction holds it (a function made by an older version takes it first, and says so).
-    const locksHeld = claim.locked;
-    if (!written && claim.fingerprint !== null)
-      return { state: 'completed', fingerprint: claim.fingerprint, locksHeld };
+    // A recorded row is read before the key's lock is tried, and then the lock is left alone: a claim that
+    // does not run holds nothing unless `locked` says so (a function made by an older version takes the lock
+    // first), and its ROLLBACK need not be waited for.
+    const answerBeforeRollback = !claim.locked;
+    if (!written && claim.fingerprint !== null) {
+      return { state: 'completed', fingerprint: claim.fingerprint, answerBeforeRollback };
+    }
     // The writing claim that took the lock always wrote or found a row; neither is never this delivery's.
-    if (!claim.locked || claim.inserted === false) return { state: 'held', locksHeld };
+    if (!claim.locked || claim.inserted === false) return { state: 'held', answerBeforeRollback };
     const session: PostgresSession = { pid: Number(claim.pid), xactUs: claim.xactUs ?? '' };
     return { state: 'free', session, written };
   },
