@@ -41,17 +41,32 @@ export class MariaDbServer {
    */
   static async start(serverOptions: readonly string[] = []): Promise<MariaDbServer> {
     const dataDir = mkdtempSync(join(tmpdir(), 'service-pay-mariadb-'));
-    execFileSync(
-      'mariadb-install-db',
-      [
-        '--no-defaults',
-        `--datadir=${dataDir}`,
-        '--auth-root-authentication-method=normal',
-        '--skip-test-db',
-        '--user=root',
-      ],
-      { stdio: 'ignore', timeout: 60_000 },
-    );
+    try {
+      execFileSync(
+        'mariadb-install-db',
+        [
+          '--no-defaults',
+          `--datadir=${dataDir}`,
+          '--auth-root-authentication-method=normal',
+          '--skip-test-db',
+          '--user=root',
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 },
+      );
+    } catch (error) {
+      // What the tool said, and how it ended (a signal, the timeout): "Command failed" alone says neither.
+      const { status, signal, stderr, stdout } = error as {
+        status?: number | null;
+        signal?: string | null;
+        stderr?: Buffer;
+        stdout?: Buffer;
+      };
+      const said = `${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`.trim().split('\n').slice(-15).join('\n');
+      throw new Error(
+        `mariadb-install-db for ${dataDir} ended with status ${status ?? 'none'}, signal ${signal ?? 'none'}:\n${said}`,
+        { cause: error },
+      );
+    }
     const server = new MariaDbServer(dataDir, await freePort(), serverOptions);
     await server.startAgain();
     const admin = await mysql.createConnection({ host: '127.0.0.1', port: server.port, user: 'root' });
