@@ -1,6 +1,6 @@
 import type { InboxDraft, TransactionalStore } from '@service-pay/core';
-import { creditOnce } from '@service-pay/sql/testing';
-import { waitFor } from '@service-pay/test-kit';
+import { answerBeforeRollback } from '@service-pay/sql/testing';
+import { rollbackGate, waitFor } from '@service-pay/test-kit';
 import { Kysely, MysqlDialect } from 'kysely';
 import mysqlCallbacks from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,45 +19,12 @@ const draft: InboxDraft = { paymentId: 'p_dup', deliveryId: 'dl_dup', source: 'w
 /** `begin` as the pipeline calls it, with the inbox row's draft (the writing claim). */
 const deliver = (store: TransactionalStore<unknown>, key: string) => store.begin(key, 'fp', draft);
 
-/** mysql2's callback pool, whose connections hold every ROLLBACK until `open()`; `waiting` counts those held. */
+/** mysql2's callback pool, its connections' ROLLBACKs going through a gate. */
 function gatedPool() {
   const pool = mysqlCallbacks.createPool({ uri: DATABASE_URL, connectionLimit: 6 });
-  let gate: Promise<void> | undefined;
-  let release = () => {};
-  let waiting = 0;
-  const patched = new WeakSet<object>();
-  pool.on('acquire', (connection) => {
-    if (patched.has(connection)) return;
-    patched.add(connection);
-    const query = connection.query;
-    // Every statement of a callback connection goes through `query` (its `rollback()` too).
-    connection.query = function gated(this: unknown, ...args: unknown[]) {
-      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { sql?: unknown } | undefined)?.sql;
-      const run = () => (query as (...a: unknown[]) => unknown).apply(this, args);
-      if (gate === undefined || typeof text !== 'string' || !/^\s*rollback\s*$/i.test(text)) return run();
-      waiting++;
-      void gate.then(() => {
-        waiting--;
-        run();
-      });
-      return undefined;
-    } as typeof connection.query;
-  });
-  return {
-    pool,
-    get waiting() {
-      return waiting;
-    },
-    close() {
-      gate = new Promise((resolve) => {
-        release = resolve;
-      });
-    },
-    open() {
-      gate = undefined;
-      release();
-    },
-  };
+  const gate = rollbackGate();
+  pool.on('acquire', gate.patch);
+  return { pool, gate };
 }
 
 describe.each([
@@ -78,7 +45,7 @@ describe.each([
     await store.migrate();
   });
   afterAll(async () => {
-    gated.open();
+    gated.gate.open();
     const plain = await openPool({ connectionLimit: 1 });
     await plain.query(`drop table if exists ${inbox}, ${inbox}_keys`);
     await plain.end();
@@ -86,22 +53,22 @@ describe.each([
   });
 
   it('is answered before its ROLLBACK; the same payment meanwhile meets its lock, reads the row: a duplicate too', async () => {
-    await creditOnce({ store, credit: async () => {} }, 'k_dup', draft.paymentId);
-    gated.close();
     try {
-      const answer = deliver(store, 'k_dup');
-      await waitFor('the duplicate to send its ROLLBACK', () => gated.waiting === 1, { timeoutMs: 5_000 }, 5);
       // Its ROLLBACK is sent and held: the answer is already there.
-      const first = await Promise.race([answer, new Promise((resolve) => setImmediate(() => resolve('waiting')))]);
-      expect(first).toEqual({ state: 'completed', fingerprint: 'fp' });
+      expect(await answerBeforeRollback(store, gated.gate, 'k_dup')).toEqual({ state: 'completed', fingerprint: 'fp' });
       // The first duplicate still holds the row; this one meets that lock, reads the recorded row, and its own
       // ROLLBACK (held too) is waited for: it is answered once the gate opens.
       const second = deliver(store, 'k_dup');
-      await waitFor('the second duplicate to send its ROLLBACK', () => gated.waiting === 2, { timeoutMs: 5_000 }, 5);
-      gated.open();
+      await waitFor(
+        'the second duplicate to send its ROLLBACK',
+        () => gated.gate.waiting === 2,
+        { timeoutMs: 5_000 },
+        5,
+      );
+      gated.gate.open();
       expect(await second).toEqual({ state: 'completed', fingerprint: 'fp' });
     } finally {
-      gated.open();
+      gated.gate.open();
     }
   });
 

@@ -1,6 +1,6 @@
 import type { InboxDraft, TransactionalStore } from '@service-pay/core';
-import { creditOnce } from '@service-pay/sql/testing';
-import { waitFor } from '@service-pay/test-kit';
+import { answerBeforeRollback, creditOnce } from '@service-pay/sql/testing';
+import { rollbackGate, waitFor } from '@service-pay/test-kit';
 import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,44 +18,12 @@ const draft: InboxDraft = { paymentId: 'p_dup', deliveryId: 'dl_dup', source: 'w
 /** `begin` as the pipeline calls it, with the inbox row's draft (the writing claim). */
 const deliver = (store: TransactionalStore<unknown>, key: string) => store.begin(key, 'fp', draft);
 
-/** A pool whose connections hold every ROLLBACK until `open()`; `waiting` counts those held. */
+/** A pool whose connections' ROLLBACKs go through a gate (patched as lent: `openPool` made one before). */
 async function gatedPool() {
   const pool = await openPool({ max: 6 });
-  let gate: Promise<void> | undefined;
-  let release = () => {};
-  let waiting = 0;
-  const patched = new WeakSet<pg.PoolClient>();
-  // On every checkout: the pool already holds the connection `openPool` made before this listener.
-  pool.on('acquire', (client: pg.PoolClient) => {
-    if (patched.has(client)) return;
-    patched.add(client);
-    const query = client.query;
-    client.query = function gated(this: pg.PoolClient, ...args: unknown[]) {
-      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
-      const run = () => (query as (...a: unknown[]) => unknown).apply(this, args);
-      if (gate === undefined || typeof text !== 'string' || !/^\s*rollback\s*$/i.test(text)) return run();
-      waiting++;
-      return gate.then(() => {
-        waiting--;
-        return run();
-      });
-    } as typeof client.query;
-  });
-  return {
-    pool,
-    get waiting() {
-      return waiting;
-    },
-    close() {
-      gate = new Promise((resolve) => {
-        release = resolve;
-      });
-    },
-    open() {
-      gate = undefined;
-      release();
-    },
-  };
+  const gate = rollbackGate();
+  pool.on('acquire', gate.patch);
+  return { pool, gate };
 }
 
 describe.each([
@@ -77,22 +45,16 @@ describe.each([
     await store.migrate();
   });
   afterAll(async () => {
-    gated.open();
+    gated.gate.open();
     await gated.pool.query(`drop table if exists ${inbox}`);
     await gated.pool.query(`drop function if exists ${inbox}_take, ${inbox}_claim`);
     await gated.pool.end();
   });
 
   it('is answered before its ROLLBACK, holds no lock meanwhile, and gives its connection back after it', async () => {
-    const credit = async () => {};
-    await creditOnce({ store, credit }, 'k_dup', draft.paymentId);
-    gated.close();
     try {
-      const answer = deliver(store, 'k_dup');
-      await waitFor('the duplicate to send its ROLLBACK', () => gated.waiting === 1, { timeoutMs: 5_000 }, 5);
       // Its ROLLBACK is sent and held: the answer is already there.
-      const first = await Promise.race([answer, new Promise((resolve) => setImmediate(() => resolve('waiting')))]);
-      expect(first).toEqual({ state: 'completed', fingerprint: 'fp' });
+      expect(await answerBeforeRollback(store, gated.gate, 'k_dup')).toEqual({ state: 'completed', fingerprint: 'fp' });
       // The same payment again while that ROLLBACK waits: the row is there and nothing holds the key.
       expect(await deliver(store, 'k_dup')).toEqual({ state: 'completed', fingerprint: 'fp' });
       const locks = await gated.pool.query(
@@ -100,20 +62,20 @@ describe.each([
       );
       expect(locks.rows[0].n).toBe(0);
     } finally {
-      gated.open();
+      gated.gate.open();
     }
     await waitFor('the pool to be idle', () => gated.pool.idleCount === gated.pool.totalCount, { timeoutMs: 5_000 }, 5);
   });
 
   it('a fresh payment meanwhile is claimed and committed as usual', async () => {
     await creditOnce({ store, credit: async () => {} }, 'k_seen', draft.paymentId);
-    gated.close();
+    gated.gate.close();
     try {
       expect((await deliver(store, 'k_seen')).state).toBe('completed');
       await creditOnce({ store, credit: async () => {} }, 'k_new', draft.paymentId);
       expect((await deliver(store, 'k_new')).state).toBe('completed');
     } finally {
-      gated.open();
+      gated.gate.open();
     }
     const { rows } = await gated.pool.query(`select key from ${inbox} where key in ('k_seen', 'k_new') order by key`);
     expect(rows.map((r) => r.key)).toEqual(['k_new', 'k_seen']);
@@ -129,7 +91,7 @@ describe('a duplicate whose claim took the lock', () => {
     inbox = uniqueName('dup_locked');
   });
   afterAll(async () => {
-    gated.open();
+    gated.gate.open();
     await gated.pool.query(`drop table if exists ${inbox}`);
     await gated.pool.query(`drop function if exists ${inbox}_take, ${inbox}_claim`);
     await gated.pool.end();
@@ -157,19 +119,19 @@ BEGIN
 END
 $f$`);
     await creditOnce({ store, credit: async () => {} }, 'k_old', draft.paymentId);
-    gated.close();
+    gated.gate.close();
     let answered = false;
     const duplicate = deliver(store, 'k_old').then((claim) => {
       answered = true;
       return claim;
     });
     try {
-      await waitFor('the duplicate to send its ROLLBACK', () => gated.waiting === 1, { timeoutMs: 5_000 }, 5);
+      await waitFor('the duplicate to send its ROLLBACK', () => gated.gate.waiting === 1, { timeoutMs: 5_000 }, 5);
       // Its ROLLBACK is sent and held: the answer waits for it.
       await new Promise((resolve) => setImmediate(resolve));
       expect(answered).toBe(false);
     } finally {
-      gated.open();
+      gated.gate.open();
     }
     expect(await duplicate).toEqual({ state: 'completed', fingerprint: 'fp' });
   });

@@ -6,4 +6,5 @@ export { closedPort, readBody, startServer, type TestServer } from './http-serve
 export { AppProcess, type AppProcessOptions } from './processes/app-process.js';
 export { killOnExit } from './processes/kill-on-exit.js';
 export { type UntilAnswersOptions, untilAnswers } from './processes/until-answers.js';
+export { type RollbackGate, rollbackGate } from './rollback-gate.js';
 export { retryUntil, sleep, testDeadline, type WaitBound, waitFor } from './wait-for.js';

@@ -27,16 +27,44 @@ export async function creditOnce<Tx>(subject: CreditingStore<Tx>, key: string, p
   await claim.session.commit({ outcome: 'credited', ...draft });
 }
 
-/** How long the count waits for a ROLLBACK sent after the answer: far longer than one takes. */
+/** How long a wait for a ROLLBACK sent after the answer lasts at most: far longer than one takes. */
 const ROLLBACK_WAIT_MS = 5_000;
 
-/** Resolves once no connection through `proxy` is inside a transaction; throws after `ROLLBACK_WAIT_MS`. */
-async function transactionsEnded(proxy: RoundTripProxy): Promise<void> {
+/** Resolves once `done()`; throws saying `what` after `ROLLBACK_WAIT_MS`. */
+async function until(what: string, done: () => boolean): Promise<void> {
   const giveUpAt = Date.now() + ROLLBACK_WAIT_MS;
-  while (proxy.inTransaction > 0) {
-    if (Date.now() >= giveUpAt) throw new Error(`a transaction was still open ${ROLLBACK_WAIT_MS} ms after the answer`);
+  while (!done()) {
+    if (Date.now() >= giveUpAt) throw new Error(`${what} after ${ROLLBACK_WAIT_MS} ms`);
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
+}
+
+/** Resolves once no connection through `proxy` is inside a transaction. */
+function transactionsEnded(proxy: RoundTripProxy): Promise<void> {
+  return until('a transaction was still open', () => proxy.inTransaction === 0);
+}
+
+/**
+ * A duplicate asked while `gate` holds every ROLLBACK its connections send: credits `key` once, closes the
+ * gate, asks again, and once that duplicate's ROLLBACK is held answers what `begin` had answered by then
+ * (`'waiting'`: nothing yet). The gate stays closed; the caller opens it.
+ *
+ * @example
+ * ```ts
+ * expect(await answerBeforeRollback(store, gate, 'k_dup')).toEqual({ state: 'completed', fingerprint: 'fp' });
+ * ```
+ */
+export async function answerBeforeRollback(
+  store: TransactionalStore<unknown>,
+  gate: { readonly waiting: number; close(): void },
+  key: string,
+): Promise<unknown> {
+  await creditOnce({ store, credit: async () => {} }, key, 'p_dup');
+  gate.close();
+  const held = gate.waiting;
+  const answer = store.begin(key, 'fp', draftOf('p_dup'));
+  await until('the duplicate sent no ROLLBACK', () => gate.waiting > held);
+  return Promise.race([answer, new Promise((resolve) => setImmediate(() => resolve('waiting')))]);
 }
 
 /** What one delivery cost, counted by the proxy in front of the server. */

@@ -1,6 +1,7 @@
 export { autoMigrateCases, type EmptyDatabaseSubject } from './auto-migrate-cases.js';
 export { deadlockTables, deadlockWithDelivery, type OtherConnection } from './deadlock.js';
 export {
+  answerBeforeRollback,
   assertMissingInbox,
   beginFailures,
   type CreditingStore,
