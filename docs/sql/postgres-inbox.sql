@@ -22,8 +22,14 @@ CREATE INDEX IF NOT EXISTS "service_pay_inbox_payment_id_idx" ON "service_pay_in
 CREATE OR REPLACE FUNCTION "service_pay_inbox_claim"(claim_key text, OUT locked boolean, OUT fingerprint text, OUT pid integer, OUT xact_us text)
 LANGUAGE plpgsql VOLATILE AS $service_pay$
 BEGIN
-  locked := pg_try_advisory_xact_lock(hashtextextended('service_pay_inbox:' || claim_key, 0));
+  locked := false;
   SELECT inbox.fingerprint INTO fingerprint FROM "service_pay_inbox" AS inbox WHERE inbox.key = claim_key;
+  IF NOT FOUND THEN
+    locked := pg_try_advisory_xact_lock(hashtextextended('service_pay_inbox:' || claim_key, 0));
+    IF locked THEN
+      SELECT inbox.fingerprint INTO fingerprint FROM "service_pay_inbox" AS inbox WHERE inbox.key = claim_key;
+    END IF;
+  END IF;
   pid := pg_backend_pid();
   xact_us := ((extract(epoch FROM now()) * 1000000)::bigint)::text;
 END
@@ -32,10 +38,13 @@ $service_pay$;
 CREATE OR REPLACE FUNCTION "service_pay_inbox_take"(claim_key text, claim_fingerprint text, claim_payment_id text, claim_delivery_id text, claim_source text, OUT locked boolean, OUT inserted boolean, OUT fingerprint text, OUT pid integer, OUT xact_us text)
 LANGUAGE plpgsql VOLATILE AS $service_pay$
 BEGIN
-  locked := pg_try_advisory_xact_lock(hashtextextended('service_pay_inbox:' || claim_key, 0));
+  locked := false;
   inserted := false;
   SELECT inbox.fingerprint INTO fingerprint FROM "service_pay_inbox" AS inbox WHERE inbox.key = claim_key;
-  IF locked AND NOT FOUND THEN
+  IF NOT FOUND THEN
+    locked := pg_try_advisory_xact_lock(hashtextextended('service_pay_inbox:' || claim_key, 0));
+  END IF;
+  IF locked THEN
     INSERT INTO "service_pay_inbox" AS inbox (key, fingerprint, payment_id, delivery_id, source, outcome)
       VALUES (claim_key, claim_fingerprint, claim_payment_id, claim_delivery_id, claim_source, 'credited')
       ON CONFLICT (key) DO NOTHING;

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `t_inbox_schema_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 const secret = 'whsec_inbox_schema_test_0123456789';
+const documented = readFileSync(new URL('../../docs/sql/postgres-inbox.sql', import.meta.url), 'utf8');
 let admin: pg.Pool;
 let pool: pg.Pool;
 
@@ -18,7 +19,7 @@ beforeAll(async () => {
   await admin.query(`create schema ${schema}`);
   // Every connection of the app's pool works in the new schema, as the file's unqualified names expect.
   pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2, options: `-c search_path=${schema}` });
-  await pool.query(readFileSync(new URL('../../docs/sql/postgres-inbox.sql', import.meta.url), 'utf8'));
+  await pool.query(documented);
   await pool.query('create table credits (payment_id text not null)');
 });
 
@@ -51,4 +52,27 @@ it('the documented DDL is what the store needs: the first delivery credited once
   expect((await pool.query('select count(*)::int as n from credits')).rows[0].n).toBe(1);
   const tables = await pool.query(`select table_name from information_schema.tables where table_schema = $1`, [schema]);
   expect(tables.rows.map((r) => r.table_name).sort()).toEqual(['credits', 'service_pay_inbox']);
+});
+
+it('the documented claim functions are the ones migrate() makes (a change to one without the other fails here)', async () => {
+  const made = `${schema}_made`;
+  await admin.query(`create schema ${made}`);
+  const madePool = new pg.Pool({ connectionString: DATABASE_URL, max: 1, options: `-c search_path=${made}` });
+  try {
+    await new PostgresStore({ pool: madePool }).migrate();
+    const functions = async (name: string) =>
+      (
+        await admin.query(
+          `select p.proname, replace(pg_get_functiondef(p.oid), n.nspname || '.', '') as def from pg_proc p
+           join pg_namespace n on n.oid = p.pronamespace where n.nspname = $1 order by p.proname`,
+          [name],
+        )
+      ).rows;
+    const documentedFunctions = await functions(schema);
+    expect(documentedFunctions.map((f) => f.proname)).toEqual(['service_pay_inbox_claim', 'service_pay_inbox_take']);
+    expect(documentedFunctions).toEqual(await functions(made));
+  } finally {
+    await madePool.end();
+    await admin.query(`drop schema if exists ${made} cascade`);
+  }
 });
