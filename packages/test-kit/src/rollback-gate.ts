@@ -56,11 +56,12 @@ export function rollbackGate(): RollbackGate {
         const run = () => query.apply(this, args);
         if (gate === undefined || typeof sql !== 'string' || !/^\s*rollback\s*$/i.test(sql)) return run();
         waiting++;
-        // node-postgres' caller awaits this promise; mysql2's callback connection answers through its callback
-        // and its caller ignores what `query` returns.
+        // node-postgres' caller awaits this promise for its answer. mysql2's callback connection answers through
+        // its callback, its caller ignores what `query` returns, and its Query refuses to be awaited: not passed on.
         return gate.then(() => {
           waiting--;
-          return run();
+          const result = run();
+          return result instanceof Promise ? result : undefined;
         });
       };
     },
