@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryDedupeStore } from '../src/index.js';
+import { tokenTag } from '../src/store/completed-record.js';
 import { dedupeStoreConformance } from '../src/testing/index.js';
 import { recordingLogger } from './support/recording-logger.js';
 
@@ -51,6 +52,20 @@ describe('MemoryDedupeStore: bounds and clock', () => {
     await store.claim('k', 't1', 'fp', 1_000);
     expect(await store.complete('k', 't1', 2 ** 41, 'fp')).toBe(true);
     expect((await store.claim('k', 't2', 'fp', 1_000)).state).toBe('completed');
+  });
+
+  it("tells a retried complete of its own from another attempt's, whatever the token's tag", async () => {
+    const store = new MemoryDedupeStore();
+    const tokens = Array.from({ length: 64 }, (_, i) => `prefix.${i.toString(36)}`);
+    // Tags with the high bit set and without: the packed record must give back the same tag for both.
+    expect(tokens.some((t) => tokenTag(t) < 0)).toBe(true);
+    expect(tokens.some((t) => tokenTag(t) > 0)).toBe(true);
+    for (const [i, token] of tokens.entries()) {
+      await store.claim(`k${i}`, token, 'fp', 60_000);
+      expect(await store.complete(`k${i}`, token, 60_000, 'fp')).toBe(true);
+      expect(await store.complete(`k${i}`, token, 60_000, 'fp')).toBe(true);
+      expect(await store.complete(`k${i}`, `${token}x`, 60_000, 'fp')).toBe(false);
+    }
   });
 
   it('holds at most maxEntries, forgetting the oldest completed key first', async () => {
