@@ -40,13 +40,27 @@ async function instructions(args) {
   return Number(match[1].replaceAll(',', ''));
 }
 
-/** Instructions of one operation of `script` (`node script ...args K`), from runs at K = N and K = 2N. */
-export async function instructionsPerOperation(script, args, n) {
+/**
+ * The two runs one operation's count is made of: instructions of the whole process at K = N (`once`) and at
+ * K = 2N (`twice`), run side by side.
+ */
+export async function runPair(script, args, n) {
   const [once, twice] = await Promise.all([
     instructions([script, ...args, String(n)]),
     instructions([script, ...args, String(2 * n)]),
   ]);
-  return Math.round((twice - once) / n);
+  return { once, twice };
+}
+
+/** One operation's instructions from pairs of runs: the least `twice` less the least `once`, over N. */
+export function perOperation(pairs, n) {
+  const least = (key) => Math.min(...pairs.map((pair) => pair[key]));
+  return Math.round((least('twice') - least('once')) / n);
+}
+
+/** Instructions of one operation of `script` (`node script ...args K`), from runs at K = N and K = 2N. */
+export async function instructionsPerOperation(script, args, n) {
+  return perOperation([await runPair(script, args, n)], n);
 }
 
 /** Whether valgrind can be run here. */
