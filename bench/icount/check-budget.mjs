@@ -1,8 +1,8 @@
 // The speed budget CI holds the hot paths to: every budgeted operation (operations.mjs) is counted and
 // compared with bench/icount/baseline.json; more than 2% over its baseline fails (exit 1). Instruction
 // counts repeat to about 0.001% on any machine, loaded or not, but a run can pay for one event the other
-// did not (a collection, a function thrown back to the interpreter and compiled again), and that moves a
-// count at N = 1,000 by its cost over N. A count outside its limit is taken twice more, and the operation
+// did not (a collection, a function thrown back to the interpreter and compiled again, the C library's
+// allocator searching its free lists longer), and that moves a count at N = 1,000 by its cost over N. A count outside its limit is taken twice more, and the operation
 // is the least of the three long runs less the least of the three short ones: such an event only ever
 // adds instructions, while a regression is in every run. A change that must cost more updates the
 // baseline in the same commit (`--update`), and says why in the commit message.
