@@ -58,11 +58,6 @@ export function perOperation(pairs, n) {
   return Math.round((least('twice') - least('once')) / n);
 }
 
-/** Instructions of one operation of `script` (`node script ...args K`), from runs at K = N and K = 2N. */
-export async function instructionsPerOperation(script, args, n) {
-  return perOperation([await runPair(script, args, n)], n);
-}
-
 /** Whether valgrind can be run here. */
 export async function hasValgrind() {
   try {

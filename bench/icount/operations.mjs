@@ -3,7 +3,7 @@
 // the ratios and free to move with Node.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { instructionsPerOperation, runPair } from './count.mjs';
+import { perOperation, runPair } from './count.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -25,8 +25,8 @@ export const OPERATIONS = {
 };
 
 /** Instructions of one `name` operation at this N (the scripts size their pools from N). */
-export function countOperation(name, n) {
-  return instructionsPerOperation(join(here, OPERATIONS[name].script), [name, String(n)], n);
+export async function countOperation(name, n) {
+  return perOperation([await countRuns(name, n)], n);
 }
 
 /** The pair of runs (K = N and 2N) that one count of `name` subtracts; see count.mjs's `perOperation`. */
