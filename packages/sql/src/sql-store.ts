@@ -209,7 +209,7 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
       try {
         fingerprint = recorded.fingerprint((await client.query(held.tx, recorded.statement)).rows);
       } catch {
-        fingerprint = undefined;
+        // Left undefined: a read that failed answers "under way".
       }
     }
     await held.rollback();

@@ -89,8 +89,8 @@ export function fingerprintOf(record: CompletedRecord): string {
  *
  * Signed, not unsigned: an int32 is always a small integer to V8 on 64-bit Node, while an unsigned tag of
  * 2^31 or more is a heap number. Optimized on small tags, the function was thrown back to the interpreter
- * by the first large one, at a moment that depended on the process's random token prefix (and recompiled:
- * about 4,400 instructions per delivery at N = 1,000 in the icount budget, in one run of three).
+ * by the first large one, at a moment that depended on the process's random token prefix, and compiled
+ * again: about 4,400 instructions per delivery in the icount budget's count at N = 1,000.
  */
 export function tokenTag(token: string): number {
   let h = 0x811c9dc5 | 0;
