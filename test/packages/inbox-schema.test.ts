@@ -69,7 +69,7 @@ it('the documented claim functions are the ones migrate() makes (a change to one
         )
       ).rows;
     const documentedFunctions = await functions(schema);
-    expect(documentedFunctions.map((f) => f.proname)).toEqual(['service_pay_inbox_claim', 'service_pay_inbox_take']);
+    expect(documentedFunctions.map((f) => f.proname)).toEqual(['service_pay_inbox_claim', 'service_pay_inbox_take_v2']);
     expect(documentedFunctions).toEqual(await functions(made));
   } finally {
     await madePool.end();

@@ -103,7 +103,7 @@ function postgresDialect(db: Database): NonNullable<Database['dialect']> {
     dropAll: async (tag) => {
       await db.exec(`DROP TABLE IF EXISTS bench_orders_${tag}, bench_hand_inbox_${tag}, bench_inbox_${tag}`);
       await db.exec(
-        `DROP FUNCTION IF EXISTS bench_inbox_${tag}_claim(text), bench_inbox_${tag}_take(text, text, text, text, text)`,
+        `DROP FUNCTION IF EXISTS bench_inbox_${tag}_claim(text), bench_inbox_${tag}_take_v2(text, text, text, text, text)`,
       );
     },
     serverProcesses: ['postgres'],

@@ -67,17 +67,13 @@ class InProcessPostgres {
       return { command: 'ROLLBACK', rowCount: null, rows: [] };
     }
     if (head === 'update') return { command: 'UPDATE', rowCount: 1, rows: [] };
-    if (text.includes('_take(') || text.includes('_take"(')) {
+    if (text.includes('_take_v2(') || text.includes('_take_v2"(')) {
       // The store's claim: lock (always free here), insert unless recorded, or the recorded fingerprint.
       const [key, fingerprint] = [...text.matchAll(LITERALS)].map((m) => m[1].replaceAll("''", "'"));
       const found = this.#committed.get(key);
       if (found === undefined) this.#pending.set(key, fingerprint);
-      return {
-        command: 'SELECT',
-        rowCount: 1,
-        // The function's row as text, as the server answers `SELECT take(...)::text AS take`.
-        rows: [{ take: `(t,${found === undefined ? 't,' : `f,"${found.replaceAll('"', '""')}"`},1,1)` }],
-      };
+      // The function's answer, as the server gives it: written (with pid and the transaction's start) or recorded.
+      return { command: 'SELECT', rowCount: 1, rows: [{ take: found === undefined ? 'w,1,1' : `r,${found}` }] };
     }
     if (head === 'insert' && text.includes(HAND_INBOX)) {
       // The hand-rolled inbox row: INSERT ... ON CONFLICT DO NOTHING RETURNING key.
@@ -137,7 +133,7 @@ async function tables(size) {
 async function dropTables() {
   if (setup === undefined) return;
   await setup.query(`DROP TABLE IF EXISTS ${ORDERS}, ${HAND_INBOX}, ${INBOX}`).catch(() => {});
-  await setup.query(`DROP FUNCTION IF EXISTS ${INBOX}_claim, ${INBOX}_take`).catch(() => {});
+  await setup.query(`DROP FUNCTION IF EXISTS ${INBOX}_claim, ${INBOX}_take_v2`).catch(() => {});
   await setup.end();
 }
 

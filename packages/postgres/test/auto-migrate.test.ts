@@ -27,7 +27,7 @@ const subjects: Array<() => Promise<EmptyDatabaseSubject>> = [
 
 const dropInbox = async ({ inbox, rows }: EmptyDatabaseSubject) => {
   await rows(`drop table ${inbox} cascade`);
-  await rows(`drop function if exists ${inbox}_claim, ${inbox}_take`);
+  await rows(`drop function if exists ${inbox}_claim, ${inbox}_take_v2`);
 };
 for (const c of autoMigrateCases({ keyColumn: 'key', dropInbox }, subjects)) it(c.name, c.run);
 
@@ -84,7 +84,7 @@ describe('autoMigrate: false', () => {
       for (const [name, failure] of await failures()) {
         expect(failure).toMatch(
           new RegExp(
-            `^MissingTableError: ${name}: the inbox table ${tableName} exists but its claim functions ${tableName}_claim and ${tableName}_take do not: a table made by hand needs them too for ${name}`,
+            `^MissingTableError: ${name}: the inbox table ${tableName} exists but its claim functions ${tableName}_claim and ${tableName}_take_v2 do not: a table made by hand needs them too for ${name}`,
           ),
         );
       }
@@ -101,8 +101,46 @@ describe('autoMigrate: false', () => {
       );
     } finally {
       await pool.query(`drop table if exists ${tableName}`);
-      await pool.query(`drop function if exists ${tableName}_claim, ${tableName}_take`);
+      await pool.query(`drop function if exists ${tableName}_claim, ${tableName}_take_v2`);
       await knex.destroy();
+    }
+  });
+
+  it('a table an earlier version migrated (no _take_v2): named as missing with autoMigrate off, added on the first delivery with it on', async () => {
+    const tableName = uniqueName('earlier');
+    const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+    try {
+      await new KyselyStore({ db, tableName }).migrate();
+      await pool.query(
+        `insert into ${tableName} (key, fingerprint, payment_id, source, outcome) values ('k_kept', 'fp', 'p', 'webhook', 'credited')`,
+      );
+      // What an earlier version left: the table, its rows, `_claim`, and `_take` answering a record.
+      await pool.query(`drop function ${tableName}_take_v2`);
+      await pool.query(
+        `create function ${tableName}_take(text, text, text, text, text, out locked boolean) language sql as 'select false'`,
+      );
+      const draft = { paymentId: 'p_new', deliveryId: 'dl_new', source: 'webhook' } as const;
+      const off = await new KyselyStore({ db, tableName, autoMigrate: false }).begin('k_new', 'fp', draft).then(
+        async (claim) => {
+          if (claim.state === 'claimed') await claim.session.rollback(undefined);
+          return claim.state;
+        },
+        (error: Error) => `${error.name}: ${error.message}`,
+      );
+      expect(off).toMatch(
+        new RegExp(
+          `^MissingTableError: KyselyStore: the inbox table ${tableName} exists but its claim function ${tableName}_take_v2 does not`,
+        ),
+      );
+      const store = new KyselyStore({ db, tableName });
+      const claim = await store.begin('k_new', 'fp', draft);
+      expect(claim.state).toBe('claimed');
+      if (claim.state === 'claimed') await claim.session.commit({ outcome: 'credited', ...draft });
+      expect(await store.begin('k_kept', 'fp', draft)).toEqual({ state: 'completed', fingerprint: 'fp' });
+      expect(await store.begin('k_new', 'fp', draft)).toEqual({ state: 'completed', fingerprint: 'fp' });
+    } finally {
+      await pool.query(`drop table if exists ${tableName}`);
+      await pool.query(`drop function if exists ${tableName}_claim, ${tableName}_take, ${tableName}_take_v2`);
     }
   });
 

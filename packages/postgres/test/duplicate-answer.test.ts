@@ -8,10 +8,11 @@ import { KyselyStore } from '../src/kysely.js';
 import { PostgresStore } from '../src/postgres-store.js';
 import { openPGlite, openPool, uniqueName } from './support/database.js';
 
-// A duplicate's transaction changes nothing and, on PostgreSQL, takes no lock: the claim reads the recorded
-// row before it tries the key's lock. So the store answers it without waiting for its ROLLBACK. Proven here by
-// holding every ROLLBACK the pool's connections send behind a gate: the duplicate is answered while its
-// ROLLBACK waits, and another delivery of the same payment meanwhile is a duplicate too, never "in progress".
+// A duplicate's transaction changes nothing. It holds the key's lock until its ROLLBACK (the claim tries the
+// lock before it writes), but a claim that meets that lock reads the recorded row: so the store answers a
+// duplicate without waiting for its ROLLBACK. Proven here by holding every ROLLBACK the pool's connections
+// send behind a gate: the duplicate is answered while its ROLLBACK waits, and another delivery of the same
+// payment meanwhile, meeting its lock, is a duplicate too, never "in progress".
 
 const draft: InboxDraft = { paymentId: 'p_dup', deliveryId: 'dl_dup', source: 'webhook' };
 
@@ -47,20 +48,24 @@ describe.each([
   afterAll(async () => {
     gated.gate.open();
     await gated.pool.query(`drop table if exists ${inbox}`);
-    await gated.pool.query(`drop function if exists ${inbox}_take, ${inbox}_claim`);
+    await gated.pool.query(`drop function if exists ${inbox}_take_v2, ${inbox}_claim`);
     await gated.pool.end();
   });
 
-  it('is answered before its ROLLBACK, holds no lock meanwhile, and gives its connection back after it', async () => {
+  it('is answered before its ROLLBACK, another delivery meeting its lock meanwhile is a duplicate, and the connection goes back after it', async () => {
+    const advisoryLocks = async () =>
+      (
+        await gated.pool.query(
+          "select count(*)::int as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())",
+        )
+      ).rows[0].n;
     try {
       // Its ROLLBACK is sent and held: the answer is already there.
       expect(await answerBeforeRollback(store, gated.gate, 'k_dup')).toEqual({ state: 'completed', fingerprint: 'fp' });
-      // The same payment again while that ROLLBACK waits: the row is there and nothing holds the key.
+      // It still holds the key's lock (its transaction has not ended) ...
+      expect(await advisoryLocks()).toBe(1);
+      // ... and the same payment again, meeting that lock, reads the row: a duplicate, not "in progress".
       expect(await deliver(store, 'k_dup')).toEqual({ state: 'completed', fingerprint: 'fp' });
-      const locks = await gated.pool.query(
-        "select count(*)::int as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())",
-      );
-      expect(locks.rows[0].n).toBe(0);
     } finally {
       gated.gate.open();
     }
@@ -82,33 +87,29 @@ describe.each([
   });
 });
 
-describe('a duplicate whose claim took the lock', () => {
-  let gated: Awaited<ReturnType<typeof gatedPool>>;
+describe('beside a process of an earlier version (a rolling upgrade)', () => {
+  let pool: pg.Pool;
   let inbox: string;
+  let store: PostgresStore;
+  const oldTake = (key: string) => `SELECT ${inbox}_take('${key}', 'fp', 'p_old', 'dl_old', 'webhook')::text AS take`;
 
   beforeAll(async () => {
-    gated = await gatedPool();
-    inbox = uniqueName('dup_locked');
-  });
-  afterAll(async () => {
-    gated.gate.open();
-    await gated.pool.query(`drop table if exists ${inbox}`);
-    await gated.pool.query(`drop function if exists ${inbox}_take, ${inbox}_claim`);
-    await gated.pool.end();
-  });
-
-  it('(a take function made by an earlier version: the lock first) is answered after its ROLLBACK', async () => {
-    const store = new PostgresStore({ pool: gated.pool, tableName: inbox });
+    pool = await openPool({ max: 4 });
+    inbox = uniqueName('dup_upgrade');
+    store = new PostgresStore({ pool, tableName: inbox });
     await store.migrate();
-    // The take function as earlier versions made it: the lock tried before the row is read, so a duplicate
-    // holds the key's lock until its transaction ends, and its answer must wait for the ROLLBACK.
-    await gated.pool.query(`CREATE OR REPLACE FUNCTION ${inbox}_take(claim_key text, claim_fingerprint text, claim_payment_id text, claim_delivery_id text, claim_source text, OUT locked boolean, OUT inserted boolean, OUT fingerprint text, OUT pid integer, OUT xact_us text)
+    // The take function as the version before made it (answering a record, the row read before the lock),
+    // which that version's processes still call while the new ones run.
+    await pool.query(`CREATE OR REPLACE FUNCTION ${inbox}_take(claim_key text, claim_fingerprint text, claim_payment_id text, claim_delivery_id text, claim_source text, OUT locked boolean, OUT inserted boolean, OUT fingerprint text, OUT pid integer, OUT xact_us text)
 LANGUAGE plpgsql VOLATILE AS $f$
 BEGIN
-  locked := pg_try_advisory_xact_lock(hashtextextended('${inbox}:' || claim_key, 0));
+  locked := false;
   inserted := false;
   SELECT inbox.fingerprint INTO fingerprint FROM ${inbox} AS inbox WHERE inbox.key = claim_key;
-  IF locked AND NOT FOUND THEN
+  IF NOT FOUND THEN
+    locked := pg_try_advisory_xact_lock(hashtextextended('${inbox}:' || claim_key, 0));
+  END IF;
+  IF locked THEN
     INSERT INTO ${inbox} AS inbox (key, fingerprint, payment_id, delivery_id, source, outcome)
       VALUES (claim_key, claim_fingerprint, claim_payment_id, claim_delivery_id, claim_source, 'credited')
       ON CONFLICT (key) DO NOTHING;
@@ -118,22 +119,33 @@ BEGIN
   xact_us := ((extract(epoch FROM now()) * 1000000)::bigint)::text;
 END
 $f$`);
-    await creditOnce({ store, credit: async () => {} }, 'k_old', draft.paymentId);
-    gated.gate.close();
-    let answered = false;
-    const duplicate = deliver(store, 'k_old').then((claim) => {
-      answered = true;
-      return claim;
-    });
+  });
+  afterAll(async () => {
+    await pool.query(`drop table if exists ${inbox}`);
+    await pool.query(`drop function if exists ${inbox}_take, ${inbox}_take_v2, ${inbox}_claim`);
+    await pool.end();
+  });
+
+  it('a key this version holds is held for the earlier one, and the other way round', async () => {
+    const claim = await deliver(store, 'k_new_first');
+    expect(claim.state).toBe('claimed');
+    const other = await pool.connect();
     try {
-      await waitFor('the duplicate to send its ROLLBACK', () => gated.gate.waiting === 1, { timeoutMs: 5_000 }, 5);
-      // Its ROLLBACK is sent and held: the answer waits for it.
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(answered).toBe(false);
+      await other.query('BEGIN');
+      // The earlier version's claim meets the lock: not taken, nothing written.
+      expect((await other.query(oldTake('k_new_first'))).rows[0].take).toMatch(/^\(f,f,,\d+,\d+\)$/);
+      await other.query('ROLLBACK');
+      if (claim.state === 'claimed') await claim.session.rollback(undefined);
+      // The earlier version holds a key in its open transaction: this version is told "in progress".
+      await other.query('BEGIN');
+      expect((await other.query(oldTake('k_old_first'))).rows[0].take).toMatch(/^\(t,t,,\d+,\d+\)$/);
+      expect(await deliver(store, 'k_old_first')).toMatchObject({ state: 'in-progress' });
+      await other.query('COMMIT');
+      // Committed by the earlier version: a duplicate here.
+      expect(await deliver(store, 'k_old_first')).toEqual({ state: 'completed', fingerprint: 'fp' });
     } finally {
-      gated.gate.open();
+      other.release();
     }
-    expect(await duplicate).toEqual({ state: 'completed', fingerprint: 'fp' });
   });
 });
 

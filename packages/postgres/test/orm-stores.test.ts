@@ -26,7 +26,7 @@ for (const open of ORM_CLIENTS) {
       keyColumn: 'key',
       failedStatementAbortsTransaction: true,
       dropClaimSupport: (c) =>
-        c.rows(`drop function ${c.inbox}_claim(text), ${c.inbox}_take(text, text, text, text, text)`),
+        c.rows(`drop function ${c.inbox}_claim(text), ${c.inbox}_take_v2(text, text, text, text, text)`),
     });
     for (const c of cases) it(c.name, c.run);
 

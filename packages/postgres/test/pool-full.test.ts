@@ -57,7 +57,7 @@ describe('a full connection pool is named as such', () => {
   });
   afterAll(async () => {
     await pool.query(`drop table if exists ${inbox} cascade`);
-    await pool.query(`drop function if exists ${inbox}_claim, ${inbox}_take`);
+    await pool.query(`drop function if exists ${inbox}_claim, ${inbox}_take_v2`);
     await pool.end();
   });
 

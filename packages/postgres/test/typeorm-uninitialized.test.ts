@@ -23,7 +23,7 @@ describe('TypeOrmStore given a DataSource not yet initialized', () => {
   afterAll(async () => {
     for (const source of sources) if (source.isInitialized) await source.destroy();
     await admin.query(`drop table if exists ${marks}, ${inbox}`);
-    await admin.query(`drop function if exists ${inbox}_claim, ${inbox}_take`);
+    await admin.query(`drop function if exists ${inbox}_claim, ${inbox}_take_v2`);
     await admin.end();
   });
   const count = async (marker: string) =>

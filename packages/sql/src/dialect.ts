@@ -7,8 +7,9 @@ import type { Row, Statement, StatementResult } from './client.js';
  *
  * `answerBeforeRollback: true` on a claim that does not run says the store may answer before that
  * transaction's ROLLBACK is done: the transaction changed nothing, and another delivery of the key meanwhile
- * gets the right answer without waiting for it (PostgreSQL's claim takes no lock for a recorded row; MySQL's,
- * meeting a lock, reads the recorded row: `recorded`). Left out, the store waits for the ROLLBACK.
+ * gets the right answer without waiting for it (on PostgreSQL and MySQL a claim that meets the key's lock
+ * reads the recorded row: a duplicate's lock held until its ROLLBACK is met as a duplicate). Left out, the
+ * store waits for the ROLLBACK.
  */
 export type ClaimResult =
   | { readonly state: 'free'; readonly session: unknown; readonly written: boolean }

@@ -2,7 +2,7 @@ import { InboxTableMismatchError, MissingTableError, migrateAdvice } from '../..
 import type { Row, StatementResult } from '../../client.js';
 import { statement } from '../../client.js';
 import type { ClaimResult, Interruption, SqlDialect } from '../../dialect.js';
-import { InboxSql } from './inbox-sql.js';
+import { InboxSql, microsecondsOf } from './inbox-sql.js';
 import { readRecordText } from './record-text.js';
 import { quoteLiteral } from './sql-text.js';
 import { type TableName, tableName } from './table-name.js';
@@ -16,42 +16,52 @@ interface PostgresSession {
   readonly xactUs: string;
 }
 
-/** A claim's answer: the take function's (`inserted` set) or the claim function's (`inserted` undefined). */
-interface ClaimFields {
-  readonly locked: boolean;
-  readonly inserted: boolean | undefined;
-  readonly fingerprint: string | null;
-  readonly pid: string | null;
-  readonly xactUs: string | null;
+/**
+ * The take function's answer (`w,<pid>,<xact_us>`, `r,<fingerprint>` or `h`; see inbox-sql.ts) as the claim's
+ * result. Every answer but `w` leaves nothing this transaction could keep from another delivery of the key
+ * (a lock held by it only makes another claim read the recorded row), so the store answers it without
+ * waiting for its ROLLBACK.
+ */
+function readTake(text: string, store: string): ClaimResult {
+  const kind = text.charCodeAt(0);
+  if (kind === 119 /* w */ && text.charCodeAt(1) === 44) {
+    const comma = text.indexOf(',', 2);
+    const pid = Number(text.slice(2, comma));
+    const xactUs = text.slice(comma + 1);
+    if (comma > 2 && Number.isSafeInteger(pid) && xactUs !== '') {
+      const session: PostgresSession = { pid, xactUs };
+      return { state: 'free', session, written: true };
+    }
+  } else if (kind === 114 /* r */ && text.charCodeAt(1) === 44) {
+    return { state: 'completed', fingerprint: text.slice(2), answerBeforeRollback: true };
+  } else if (text === 'h') {
+    return { state: 'held', answerBeforeRollback: true };
+  }
+  throw new TypeError(`${store}: the inbox's take function answered ${JSON.stringify(text.slice(0, 80))}.`);
 }
 
 /**
- * The claim's row (one text column, `take` or `claim`: the function's row as text) as its fields. The take
- * function's row has `inserted` second; the claim function's has none.
+ * The claim function's answer (one text column `claim`: its row as text, locked, fingerprint or null, pid,
+ * xact_us) as the claim's result. A recorded row is read before the key's lock is tried, and then the lock is
+ * left alone: a claim that does not run holds nothing unless `locked` says so, and its ROLLBACK need not be
+ * waited for.
  */
-function claimFields(row: Row | undefined, store: string): ClaimFields {
-  const take = row?.take;
-  const text = typeof take === 'string' ? take : row?.claim;
-  if (typeof text !== 'string') {
-    throw new TypeError(`${store}: the inbox's claim function answered ${JSON.stringify(row)}, not its row as text.`);
+function readClaimRow(text: string): ClaimResult {
+  const [locked, fingerprint, pid, xactUs] = readRecordText(text);
+  const answerBeforeRollback = locked !== 't';
+  if (fingerprint !== null && fingerprint !== undefined) {
+    return { state: 'completed', fingerprint, answerBeforeRollback };
   }
-  const fields = readRecordText(text);
-  const [locked, inserted, fingerprint, pid, xactUs] =
-    text === take ? fields : [fields[0], undefined, ...fields.slice(1)];
-  return {
-    locked: locked === 't',
-    inserted: inserted === undefined ? undefined : inserted === 't',
-    fingerprint: fingerprint ?? null,
-    pid: pid ?? null,
-    xactUs: xactUs ?? null,
-  };
+  if (locked !== 't') return { state: 'held', answerBeforeRollback };
+  const session: PostgresSession = { pid: Number(pid), xactUs: xactUs ?? '' };
+  return { state: 'free', session, written: false };
 }
 
 /**
  * PostgreSQL: the key is a transaction-level advisory lock taken without waiting by the inbox table's
- * claim function (the key's row read, then, if there is none, the lock tried, in one round trip), and a
- * running statement is interrupted by `pg_cancel_backend`, a session ended by `pg_terminate_backend`, both
- * only while that backend is still in the claiming transaction.
+ * take function, which writes the key's row in the same round trip (or, the key held or recorded, reads it),
+ * and a running statement is interrupted by `pg_cancel_backend`, a session ended by `pg_terminate_backend`,
+ * both only while that backend is still in the claiming transaction.
  *
  * @example
  * ```ts
@@ -67,19 +77,12 @@ export const postgresDialect: SqlDialect<TableName> = {
       row === undefined ? new InboxSql(table).claim(key) : new InboxSql(table).take(key, row.fingerprint, row.draft),
     ),
   readClaim(rows: readonly Row[], _table, store): ClaimResult {
-    const claim = claimFields(rows[0], store);
-    const written = claim.inserted === true;
-    // A recorded row is read before the key's lock is tried, and then the lock is left alone: a claim that
-    // does not run holds nothing unless `locked` says so (a function made by an older version takes the lock
-    // first), and its ROLLBACK need not be waited for.
-    const answerBeforeRollback = !claim.locked;
-    if (!written && claim.fingerprint !== null) {
-      return { state: 'completed', fingerprint: claim.fingerprint, answerBeforeRollback };
-    }
-    // The writing claim that took the lock always wrote or found a row; neither is never this delivery's.
-    if (!claim.locked || claim.inserted === false) return { state: 'held', answerBeforeRollback };
-    const session: PostgresSession = { pid: Number(claim.pid), xactUs: claim.xactUs ?? '' };
-    return { state: 'free', session, written };
+    const row = rows[0];
+    if (typeof row?.take === 'string') return readTake(row.take, store);
+    if (typeof row?.claim === 'string') return readClaimRow(row.claim);
+    throw new TypeError(
+      `${store}: the inbox's claim function answered ${JSON.stringify(row)}, not its answer as text.`,
+    );
   },
   // The advisory lock answers `false` rather than failing.
   isLockBusy: () => false,
@@ -96,7 +99,7 @@ export const postgresDialect: SqlDialect<TableName> = {
     const call =
       how === 'statement' ? `pg_cancel_backend(${pid})` : `pg_terminate_backend(${pid}, ${TERMINATE_WAIT_MS})`;
     return statement(
-      `SELECT ${call} FROM pg_stat_activity WHERE pid = ${pid} AND (extract(epoch FROM xact_start) * 1000000)::bigint = ${xactUs}`,
+      `SELECT ${call} FROM pg_stat_activity WHERE pid = ${pid} AND ${microsecondsOf('xact_start')} = ${xactUs}`,
     );
   },
   explainError: (error, table, store, autoMigrate) => explainPostgresError(error, table.name, store, autoMigrate),
@@ -133,9 +136,10 @@ function explainMissing(row: Row | undefined, table: TableName, store: string): 
     );
   }
   if (Number(row.columns) !== INBOX_COLUMNS.length) return mismatch(store, name, 'it has other columns');
-  const missing = [row.has_claim !== true ? `${name}_claim` : '', row.has_take !== true ? `${name}_take` : ''].filter(
-    (fn) => fn !== '',
-  );
+  const missing = [
+    row.has_claim !== true ? `${name}_claim` : '',
+    row.has_take !== true ? `${name}_take_v2` : '',
+  ].filter((fn) => fn !== '');
   if (missing.length === 0) return undefined;
   const functions =
     missing.length === 1 ? `claim function ${missing[0]} does` : `claim functions ${missing.join(' and ')} do`;
@@ -172,7 +176,7 @@ export function explainPostgresError(error: unknown, tableName: string, store: s
   }
   // The claim functions are made with the table: missing, the table is missing too or was made by hand, and
   // migrate() makes whatever is not there (with autoMigrate off the store then looks which: whatIsMissing).
-  if (code === '42883' && /_(claim|take)\b/.test(describe(error))) {
+  if (code === '42883' && /_(claim|take_v2)\b/.test(describe(error))) {
     return new MissingTableError(
       `${store}: the inbox table ${tableName} or its claim function does not exist; ${migrateAdvice(autoMigrate)}.`,
       { cause: error },

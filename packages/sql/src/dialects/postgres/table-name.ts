@@ -8,7 +8,12 @@ import { DEFAULT_TABLE_NAME, type InboxTableName, quotedTableName, type SqlStore
 export interface TableName extends InboxTableName {
   /** Quoted, schema-qualified name of its claim function (lock and read in one round trip; see inbox-sql.ts). */
   readonly claimFunctionSql: string;
-  /** Quoted, schema-qualified name of its take function (lock, write the row and read, in one round trip). */
+  /**
+   * Quoted, schema-qualified name of its take function (lock, write the row or read it, in one round trip):
+   * `<table>_take_v2`. The first version, `<table>_take`, answered a record; a function cannot change its
+   * result type in place, and processes of an earlier version still call that one during a rolling upgrade,
+   * so the second has a name of its own (both take the same lock: they exclude each other).
+   */
   readonly takeFunctionSql: string;
 }
 
@@ -33,7 +38,7 @@ export function tableName(value: unknown = DEFAULT_TABLE_NAME, store = 'Postgres
     createdAtIndexSql: `"${cut('_created_at_idx')}"`,
     paymentIdIndexSql: `"${cut('_payment_id_idx')}"`,
     claimFunctionSql: qualified(cut('_claim')),
-    takeFunctionSql: qualified(cut('_take')),
+    takeFunctionSql: qualified(cut('_take_v2')),
   };
 }
 
