@@ -288,7 +288,9 @@ export async function compareOn(make: (tag: string) => Promise<Database>, contes
         rounds[`${kind}:hand`].push(tallies.hand);
       }
     }
-    console.log(`\n## ${storeName} vs hand-rolled transaction, ${db.name}, one delivery at a time, ${ROUNDS} rounds after ${WARM_UP_ROUNDS} of warm-up`);
+    console.log(
+      `\n## ${storeName} vs hand-rolled transaction, ${db.name}, one delivery at a time, ${ROUNDS} rounds after ${WARM_UP_ROUNDS} of warm-up`,
+    );
     const us = (value: number | undefined) => (value === undefined ? 'n/a' : `${Math.round(value)} us`);
     for (const kind of ['fresh', 'duplicate'] as const) {
       const store = rounds[`${kind}:store`];
