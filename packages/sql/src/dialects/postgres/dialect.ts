@@ -5,7 +5,7 @@ import type { ClaimResult, Interruption, SqlDialect } from '../../dialect.js';
 import { InboxSql, microsecondsOf } from './inbox-sql.js';
 import { readRecordText } from './record-text.js';
 import { quoteLiteral } from './sql-text.js';
-import { type TableName, tableName } from './table-name.js';
+import { CLAIM_FUNCTION_SUFFIX, TAKE_FUNCTION_SUFFIX, type TableName, tableName } from './table-name.js';
 
 /** How long ending a backend waits for it to be gone (its locks freed). */
 const TERMINATE_WAIT_MS = 5_000;
@@ -137,8 +137,8 @@ function explainMissing(row: Row | undefined, table: TableName, store: string): 
   }
   if (Number(row.columns) !== INBOX_COLUMNS.length) return mismatch(store, name, 'it has other columns');
   const missing = [
-    row.has_claim !== true ? `${name}_claim` : '',
-    row.has_take !== true ? `${name}_take_v2` : '',
+    row.has_claim !== true ? `${name}${CLAIM_FUNCTION_SUFFIX}` : '',
+    row.has_take !== true ? `${name}${TAKE_FUNCTION_SUFFIX}` : '',
   ].filter((fn) => fn !== '');
   if (missing.length === 0) return undefined;
   const functions =
@@ -155,6 +155,9 @@ function explainMissing(row: Row | undefined, table: TableName, store: string): 
 function mismatch(store: string, table: string, what: string, cause?: unknown): InboxTableMismatchError {
   return InboxTableMismatchError.of(store, table, what, 'docs/sql/postgres-inbox.sql', cause);
 }
+
+/** A claim function named in an undefined_function error. */
+const MISSING_FUNCTION = new RegExp(`(${CLAIM_FUNCTION_SUFFIX}|${TAKE_FUNCTION_SUFFIX})\\b`);
 
 /**
  * A missing inbox table or claim function is a setup mistake: say the fix, naming the store that met it,
@@ -176,7 +179,7 @@ export function explainPostgresError(error: unknown, tableName: string, store: s
   }
   // The claim functions are made with the table: missing, the table is missing too or was made by hand, and
   // migrate() makes whatever is not there (with autoMigrate off the store then looks which: whatIsMissing).
-  if (code === '42883' && /_(claim|take_v2)\b/.test(describe(error))) {
+  if (code === '42883' && MISSING_FUNCTION.test(describe(error))) {
     return new MissingTableError(
       `${store}: the inbox table ${tableName} or its claim function does not exist; ${migrateAdvice(autoMigrate)}.`,
       { cause: error },

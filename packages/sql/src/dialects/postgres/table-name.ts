@@ -20,6 +20,13 @@ export interface TableName extends InboxTableName {
 const RULES = { qualifier: 'schema', maxLength: 63 } as const;
 
 /**
+ * The claim functions' names after their table's: one place, for the names `migrate()` gives them and the
+ * names an error about a missing one uses and matches.
+ */
+export const CLAIM_FUNCTION_SUFFIX = '_claim';
+export const TAKE_FUNCTION_SUFFIX = '_take_v2';
+
+/**
  * Checks and quotes a table name; throws a `TypeError` naming `store` that says what is wrong.
  *
  * @example
@@ -37,8 +44,8 @@ export function tableName(value: unknown = DEFAULT_TABLE_NAME, store = 'Postgres
     // Indexes live in their table's schema: named bare.
     createdAtIndexSql: `"${cut('_created_at_idx')}"`,
     paymentIdIndexSql: `"${cut('_payment_id_idx')}"`,
-    claimFunctionSql: qualified(cut('_claim')),
-    takeFunctionSql: qualified(cut('_take_v2')),
+    claimFunctionSql: qualified(cut(CLAIM_FUNCTION_SUFFIX)),
+    takeFunctionSql: qualified(cut(TAKE_FUNCTION_SUFFIX)),
   };
 }
 
