@@ -42,6 +42,8 @@ function binDir(): string {
 
 const bin = binDir();
 const asRoot = process.getuid?.() === 0;
+/** The server's user, who must be able to read the input files, when this process is root. */
+const serverUid = asRoot ? Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })) : undefined;
 const work = mkdtempSync(join(tmpdir(), 'server-icount-'));
 const data = join(work, 'data');
 
@@ -60,7 +62,7 @@ const script = (statements: string[]) => `${statements.map((s) => `${s};`).join(
 function instructions(statements: string[]): number {
   const file = join(work, 'input.sql');
   writeFileSync(file, script(statements));
-  if (asRoot) chownSync(file, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), 0);
+  if (serverUid !== undefined) chownSync(file, serverUid, 0);
   const { stderr } = run('bash', [
     '-c',
     `valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "${bin}/postgres" --single -j ` +
@@ -101,7 +103,7 @@ const kinds: Record<string, (count: number, run: string) => string[]> = {
 };
 
 try {
-  if (asRoot) execFileSync('chown', ['postgres', work]);
+  if (serverUid !== undefined) chownSync(work, serverUid, 0);
   run(`${bin}/initdb`, ['-D', data, '-A', 'trust', '--no-sync']);
   // The store's inbox as its migrate() makes it (the transaction's advisory lock aside), the hand-rolled
   // inbox a copy of it, the orders, and 2N payments recorded in both (the duplicates).
@@ -115,7 +117,7 @@ try {
       `CREATE TABLE bench_hand_inbox (LIKE ${table.sql} INCLUDING ALL)`,
       'CREATE TABLE bench_orders (order_no text PRIMARY KEY, paid boolean NOT NULL DEFAULT false)',
       `INSERT INTO bench_orders SELECT 'ord_' || g, false FROM generate_series(1, ${ORDERS}) g`,
-      ...seen.map((i) => `${handInsert(i)}`),
+      ...seen.map(handInsert),
       ...seen.map((i) => inbox.recordApart(key(i), FINGERPRINT, { outcome: 'credited', ...draft(i) })),
       'VACUUM ANALYZE',
     ]),
