@@ -135,7 +135,6 @@ $f$`);
       // The earlier version's claim meets the lock: not taken, nothing written.
       expect((await other.query(oldTake('k_new_first'))).rows[0].take).toMatch(/^\(f,f,,\d+,\d+\)$/);
       await other.query('ROLLBACK');
-      if (claim.state === 'claimed') await claim.session.rollback(undefined);
       // The earlier version holds a key in its open transaction: this version is told "in progress".
       await other.query('BEGIN');
       expect((await other.query(oldTake('k_old_first'))).rows[0].take).toMatch(/^\(t,t,,\d+,\d+\)$/);
@@ -144,7 +143,10 @@ $f$`);
       // Committed by the earlier version: a duplicate here.
       expect(await deliver(store, 'k_old_first')).toEqual({ state: 'completed', fingerprint: 'fp' });
     } finally {
+      // Whatever failed above, nothing stays open to hold the table when it is dropped.
+      await other.query('ROLLBACK').catch(() => {});
       other.release();
+      if (claim.state === 'claimed') await claim.session.rollback(undefined);
     }
   });
 });
