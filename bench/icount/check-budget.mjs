@@ -2,10 +2,11 @@
 // compared with bench/icount/baseline.json; more than 2% over its baseline fails (exit 1). Instruction
 // counts repeat to about 0.001% on any machine, loaded or not, but a run can pay for one event the other
 // did not (a collection, a function thrown back to the interpreter and compiled again, the C library's
-// allocator searching its free lists longer), and that moves a count at N = 1,000 by its cost over N. A count outside its limit is taken twice more, and the operation
-// is the least of the three long runs less the least of the three short ones: such an event only ever
-// adds instructions, while a regression is in every run. A change that must cost more updates the
-// baseline in the same commit (`--update`), and says why in the commit message.
+// allocator searching its free lists longer), and that moves a count at N = 1,000 by its cost over N,
+// up or down as the long or the short run pays it. A count outside its limit is taken four times more and
+// the operation is the median of the five: a regression is in every count, such an event in one or two.
+// A change that must cost more updates the baseline in the same commit (`--update`), and says why in the
+// commit message.
 //
 //   node bench/icount/check-budget.mjs            # count, print the table, exit 1 on a regression
 //   node bench/icount/check-budget.mjs --update   # count and write the baseline
@@ -38,16 +39,19 @@ if (!(await hasValgrind())) {
   process.exit(2);
 }
 
+/** How many counts an operation is taken when its first lands outside its limit. */
+const RECOUNTS = 5;
+
 /**
  * The operation's count, recounted when the first one lands outside its limit either way (see above): the
- * runs of three counts, each kept at its least.
+ * median of five counts.
  */
 async function steadyCount(name, was, limit) {
-  const pairs = [await countRuns(name, n)];
-  const first = perOperation(pairs, n);
-  if (was === undefined || Math.abs(first / was - 1) <= limit) return { now: first, counts: [first] };
-  pairs.push(await countRuns(name, n), await countRuns(name, n));
-  return { now: perOperation(pairs, n), counts: pairs.map((pair) => perOperation([pair], n)) };
+  const counts = [perOperation(await countRuns(name, n), n)];
+  if (was === undefined || Math.abs(counts[0] / was - 1) <= limit) return { now: counts[0], counts };
+  while (counts.length < RECOUNTS) counts.push(perOperation(await countRuns(name, n), n));
+  const sorted = counts.toSorted((a, b) => a - b);
+  return { now: sorted[(RECOUNTS - 1) / 2], counts };
 }
 
 const started = Date.now();
@@ -69,7 +73,7 @@ for (const { name, was, now, counts, change, limit } of rows) {
   const verdict =
     change !== undefined && change > limit ? '  OVER BUDGET' : limit !== tolerance ? `  (limit +${limit * 100}%)` : '';
   const recounted =
-    counts.length > 1 ? `  (counted three times: ${counts.map(num).join(', ')}; each run kept at its least)` : '';
+    counts.length > 1 ? `  (counted ${counts.length} times: ${counts.map(num).join(', ')}; the median kept)` : '';
   console.log(
     `${name.padEnd(20)} ${num(was).padStart(9)} ${num(now).padStart(9)} ${pct(change).padStart(8)}${verdict}${recounted}`,
   );

@@ -52,10 +52,9 @@ export async function runPair(script, args, n) {
   return { once, twice };
 }
 
-/** One operation's instructions from pairs of runs: the least `twice` less the least `once`, over N. */
-export function perOperation(pairs, n) {
-  const least = (key) => Math.min(...pairs.map((pair) => pair[key]));
-  return Math.round((least('twice') - least('once')) / n);
+/** One operation's instructions from one pair of runs: `twice` less `once`, over N. */
+export function perOperation({ once, twice }, n) {
+  return Math.round((twice - once) / n);
 }
 
 /** Whether valgrind can be run here. */

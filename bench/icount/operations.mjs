@@ -26,7 +26,7 @@ export const OPERATIONS = {
 
 /** Instructions of one `name` operation at this N (the scripts size their pools from N). */
 export async function countOperation(name, n) {
-  return perOperation([await countRuns(name, n)], n);
+  return perOperation(await countRuns(name, n), n);
 }
 
 /** The pair of runs (K = N and 2N) that one count of `name` subtracts; see count.mjs's `perOperation`. */
