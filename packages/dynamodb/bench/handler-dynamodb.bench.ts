@@ -19,8 +19,8 @@ import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dyn
 import { CreateTableCommand, DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { createWebhookHandler, signWebhook, verifyWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { DynamoDbStore } from '@service-pay/dynamodb';
 import { startDynamoDbLocal } from '@service-pay/test-kit/dynamodb';
-import { DynamoDbStore } from '../src/index.js';
 import { countRequests, type RequestCounter } from '../test/support/request-counter.js';
 
 const SECRET = 'whsec_dynamodb_bench_0123456789abcdef';

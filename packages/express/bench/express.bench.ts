@@ -10,8 +10,8 @@ import {
   type LoadOptions,
 } from '@service-pay/bench-kit/adapter-load';
 import { createWebhookHandler } from '@service-pay/core';
+import { serviceWebhook } from '@service-pay/express';
 import express from 'express';
-import { serviceWebhook } from '../src/index.js';
 
 const ADAPTER = 'serviceWebhook()';
 const CORE = 'express.raw() + createWebhookHandler()';

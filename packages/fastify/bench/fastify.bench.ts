@@ -7,8 +7,8 @@ import {
   type LoadOptions,
 } from '@service-pay/bench-kit/adapter-load';
 import { createWebhookHandler } from '@service-pay/core';
+import { serviceWebhook } from '@service-pay/fastify';
 import Fastify from 'fastify';
-import { serviceWebhook } from '../src/index.js';
 
 const ADAPTER = 'serviceWebhook plugin';
 const CORE = 'Buffer parser + createWebhookHandler()';

@@ -25,6 +25,10 @@ import {
   runContests,
   runWhenMain,
 } from '@service-pay/bench-kit/sql-contest';
+import { MySqlStore } from '@service-pay/mysql';
+import { DrizzleStore } from '@service-pay/mysql/drizzle';
+import { KyselyStore } from '@service-pay/mysql/kysely';
+import { type PrismaLike, PrismaStore } from '@service-pay/mysql/prisma';
 import { sql as drizzleSql, eq } from 'drizzle-orm';
 import { boolean, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';
@@ -32,10 +36,6 @@ import { Kysely, sql as kyselySql, MysqlDialect } from 'kysely';
 import mariadb from 'mariadb';
 import mysql from 'mysql2';
 import type { PoolConnection } from 'mysql2/promise';
-import { DrizzleStore } from '../src/drizzle.js';
-import { MySqlStore } from '../src/index.js';
-import { KyselyStore } from '../src/kysely.js';
-import { type PrismaLike, PrismaStore } from '../src/prisma.js';
 import generatePrismaClient from '../test/prisma/generate.js';
 
 const URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';

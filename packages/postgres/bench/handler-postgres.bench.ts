@@ -17,8 +17,8 @@ import { pathToFileURL } from 'node:url';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { CONTEST_SECRET, type ContestCheck, compareOn, type Database } from '@service-pay/bench-kit/sql-contest';
 import { createWebhookHandler } from '@service-pay/core';
+import { PostgresStore } from '@service-pay/postgres';
 import pg from 'pg';
-import { PostgresStore } from '../src/index.js';
 
 const TARGETS = { fresh: 0.8, duplicate: 0.9 } as const;
 const CONTEST = { storeName: 'PostgresStore', targets: TARGETS };

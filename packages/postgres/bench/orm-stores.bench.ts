@@ -24,6 +24,11 @@ import {
   runContests,
   runWhenMain,
 } from '@service-pay/bench-kit/sql-contest';
+import { DrizzleStore } from '@service-pay/postgres/drizzle';
+import { KnexStore } from '@service-pay/postgres/knex';
+import { KyselyStore } from '@service-pay/postgres/kysely';
+import { type PrismaLike, PrismaStore } from '@service-pay/postgres/prisma';
+import { TypeOrmStore } from '@service-pay/postgres/typeorm';
 import { sql as drizzleSql, eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { boolean, pgTable, text } from 'drizzle-orm/pg-core';
@@ -31,11 +36,6 @@ import knexFactory from 'knex';
 import { Kysely, sql as kyselySql, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { DataSource, type Logger } from 'typeorm';
-import { DrizzleStore } from '../src/drizzle.js';
-import { KnexStore } from '../src/knex.js';
-import { KyselyStore } from '../src/kysely.js';
-import { type PrismaLike, PrismaStore } from '../src/prisma.js';
-import { TypeOrmStore } from '../src/typeorm.js';
 import generatePrismaClient from '../test/prisma/generate.js';
 
 const URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -29,8 +29,8 @@ import type { CacheClient } from '@aws-lambda-powertools/idempotency/cache/types
 import { handRolledVerify, SECRET, type SignedDelivery, signedDeliveries } from '@service-pay/bench-kit';
 import { createWebhookHandler } from '@service-pay/core';
 import { latch } from '@service-pay/core/testing';
+import { failFastRedisOptions, RedisDedupeStore } from '@service-pay/redis';
 import { Redis } from 'ioredis';
-import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
 
 const ROUNDS = 7;
 const LEASE_MS = 10_000;

@@ -8,8 +8,8 @@
 import { Session } from 'node:inspector/promises';
 import { SECRET, signedDeliveries } from '@service-pay/bench-kit';
 import { createWebhookHandler } from '@service-pay/core';
+import { failFastRedisOptions, RedisDedupeStore } from '@service-pay/redis';
 import { Redis } from 'ioredis';
-import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
 
 interface ProfileNode {
   id: number;
