@@ -299,12 +299,15 @@ export function faultRows(run: FaultRowsRun): void {
     marks.push({ what: 'restarted', at: Date.now() });
     // A supervisor restarts an app that died, on its port.
     let restarts = 0;
+    // How each app that died ended, with its last words: the failure names why, not only how many.
+    const deaths: string[] = [];
     const supervisor = setInterval(() => {
       const apps = run.apps();
       apps.forEach((app, i) => {
         if (app.alive || app.restarting) return;
         app.restarting = true;
         restarts++;
+        deaths.push(`app ${i} on ${app.port}: ${app.ended}; its stderr ended:\n${app.stderr.slice(-40).join('\n')}`);
         void run.startApp(`c${i}-restarted`, app.port).then((started) => {
           apps[i] = started;
         });
@@ -316,7 +319,7 @@ export function faultRows(run: FaultRowsRun): void {
       clearInterval(supervisor);
     }
     console.log(JSON.stringify({ scenario: `${run.label} c.`, appRestarts: restarts }));
-    if (!run.appsMayDie) expect(restarts).toBe(0);
+    if (!run.appsMayDie) expect(restarts, deaths.join('\n\n')).toBe(0);
   });
 
   if (run.commitFailure) {

@@ -42,7 +42,10 @@ const listeningLine = (line: string): number | undefined => {
 export class AppProcess {
   /** The payment ids whose handlers said HOLDING. */
   readonly held = new Set<string>();
-  /** What the app wrote on stderr (the first 500 lines). */
+  /**
+   * What the app wrote on stderr, its last 500 lines: a crash's stack trace comes last, after whatever the
+   * app logged while it ran.
+   */
   readonly stderr: string[] = [];
   /** Set by a test's supervisor while it starts a replacement for this (dead) process. */
   restarting = false;
@@ -63,6 +66,12 @@ export class AppProcess {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
+  /** How the process ended (`exit code 1`, `signal SIGKILL`), or undefined while it runs. */
+  get ended(): string | undefined {
+    if (this.child.signalCode !== null) return `signal ${this.child.signalCode}`;
+    return this.child.exitCode === null ? undefined : `exit code ${this.child.exitCode}`;
+  }
+
   static start(options: AppProcessOptions): Promise<AppProcess> {
     const child = spawn(process.execPath, ['--import', 'tsx', options.fixture ?? 'test/fixtures/app.ts'], {
       cwd: options.cwd,
@@ -74,7 +83,8 @@ export class AppProcess {
     let started: AppProcess | undefined;
     createInterface({ input: child.stderr! }).on('line', (line) => {
       const lines = started?.stderr ?? stderr;
-      if (lines.length < 500) lines.push(line);
+      lines.push(line);
+      if (lines.length > 500) lines.shift();
     });
     return new Promise((resolve, reject) => {
       const timeoutMs = options.startTimeoutMs ?? 60_000;
