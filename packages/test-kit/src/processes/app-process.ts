@@ -63,7 +63,7 @@ export class AppProcess {
 
   /** Whether the process is still running. */
   get alive(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
+    return this.ended === undefined;
   }
 
   /** How the process ended (`exit code 1`, `signal SIGKILL`), or undefined while it runs. */
