@@ -12,6 +12,20 @@ const run = promisify(execFile);
 /** MB: more than 2N = 4,000 of the costliest operation (the fetch handler) allocate. */
 const SEMI_SPACE_MB = 128;
 
+/** How node runs under valgrind for a count (and for `per-function.mjs`, so its counts are the same runs'). */
+export const NODE_FLAGS = [
+  '--predictable',
+  '--single-threaded',
+  // Tier-up after a sixteenth of the usual work, so a short warm-up (bench-kit's icount.mjs) reaches the
+  // optimized code: with the default, the handler's last functions were compiled after 22,000 deliveries.
+  '--interrupt-budget=8192',
+  '--expose-gc',
+  // A young generation large enough that the warm-up and 2N operations rarely fill it: each run pays a
+  // whole number of collections, and at a small N one more or fewer moved a count by 20%.
+  `--min-semi-space-size=${SEMI_SPACE_MB}`,
+  `--max-semi-space-size=${SEMI_SPACE_MB}`,
+];
+
 /** Instructions of one whole run of `node <args>`, as cachegrind's `I refs`. */
 async function instructions(args) {
   const { stderr } = await run(
@@ -21,16 +35,7 @@ async function instructions(args) {
       '--cache-sim=no',
       '--cachegrind-out-file=/dev/null',
       process.execPath,
-      '--predictable',
-      '--single-threaded',
-      // Tier-up after a sixteenth of the usual work, so a short warm-up (bench-kit's icount.mjs) reaches the
-      // optimized code: with the default, the handler's last functions were compiled after 22,000 deliveries.
-      '--interrupt-budget=8192',
-      '--expose-gc',
-      // A young generation large enough that the warm-up and 2N operations rarely fill it: each run pays a
-      // whole number of collections, and at a small N one more or fewer moved a count by 20%.
-      `--min-semi-space-size=${SEMI_SPACE_MB}`,
-      `--max-semi-space-size=${SEMI_SPACE_MB}`,
+      ...NODE_FLAGS,
       ...args,
     ],
     { maxBuffer: 64 * 1024 * 1024 },
