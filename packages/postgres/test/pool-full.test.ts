@@ -101,7 +101,7 @@ describe('a full connection pool is named as such', () => {
       new DrizzleStore({ db: drizzle(pool), tableName: inbox }),
     ];
     for (const store of stores) expectPoolFull(await withPoolTaken(holdPg(pool), store));
-    // Once the pool has a connection again, deliveries go through. With the default store bound: on a loaded
+    // Once the pool has a connection again, deliveries go through. Bounded at 10 s, not 300 ms: on a loaded
     // machine the COMMIT of a free pool once took longer than 300 ms, and a commit past its bound is a 500.
     await waitFor('the pool to be idle', () => pool.idleCount === pool.totalCount, { timeoutMs: 10_000 }, 20);
     const [status, logged] = await deliver(stores[0] as TransactionalStore<unknown>, samplePaymentPaidEvent(), 10_000);

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
@@ -26,10 +26,15 @@ export class MariaDbServer {
   #process: ChildProcess | undefined;
 
   private constructor(
-    private readonly dataDir: string,
+    /** This server's own directory: its data (`data`) and its temporary files (`tmpDirOf`). */
+    private readonly root: string,
     readonly port: number,
     private readonly serverOptions: readonly string[],
   ) {}
+
+  private get dataDir(): string {
+    return join(this.root, 'data');
+  }
 
   get url(): string {
     return `mysql://root@127.0.0.1:${this.port}/test`;
@@ -40,13 +45,15 @@ export class MariaDbServer {
    * (`--innodb-rollback-on-timeout=ON`).
    */
   static async start(serverOptions: readonly string[] = []): Promise<MariaDbServer> {
-    const dataDir = mkdtempSync(join(tmpdir(), 'service-pay-mariadb-'));
+    const root = mkdtempSync(join(tmpdir(), 'service-pay-mariadb-'));
+    const dataDir = join(root, 'data');
     try {
       execFileSync(
         'mariadb-install-db',
         [
           '--no-defaults',
           `--datadir=${dataDir}`,
+          `--tmpdir=${tmpDirOf(root)}`,
           '--auth-root-authentication-method=normal',
           '--skip-test-db',
           '--user=root',
@@ -62,12 +69,13 @@ export class MariaDbServer {
         stdout?: Buffer;
       };
       const said = `${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`.trim().split('\n').slice(-15).join('\n');
+      rmSync(root, { recursive: true, force: true });
       throw new Error(
         `mariadb-install-db for ${dataDir} ended with status ${status ?? 'none'}, signal ${signal ?? 'none'}:\n${said}`,
         { cause: error },
       );
     }
-    const server = new MariaDbServer(dataDir, await freePort(), serverOptions);
+    const server = new MariaDbServer(root, await freePort(), serverOptions);
     await server.startAgain();
     const admin = await mysql.createConnection({ host: '127.0.0.1', port: server.port, user: 'root' });
     await admin.query('create database if not exists test');
@@ -82,6 +90,7 @@ export class MariaDbServer {
       [
         '--no-defaults',
         `--datadir=${this.dataDir}`,
+        `--tmpdir=${tmpDirOf(this.root)}`,
         `--port=${this.port}`,
         '--bind-address=127.0.0.1',
         `--socket=${join(this.dataDir, 'mariadb.sock')}`,
@@ -118,6 +127,17 @@ export class MariaDbServer {
 
   async stop(): Promise<void> {
     await this.kill();
-    rmSync(this.dataDir, { recursive: true, force: true });
+    rmSync(this.root, { recursive: true, force: true });
   }
+}
+
+/**
+ * A server's temporary directory, its own: a starting mariadbd deletes every `#sql*` file in its tmpdir, so
+ * with the system's /tmp shared, one test's server starting deleted another's bootstrap temporary tables
+ * (`mariadb-install-db` failed with "Could not remove temporary table" in a CI run).
+ */
+function tmpDirOf(root: string): string {
+  const dir = join(root, 'tmp');
+  mkdirSync(dir, { recursive: true });
+  return dir;
 }
