@@ -126,4 +126,36 @@ describe('PendingQueries: what the handler started through ctx.tx', () => {
     await tx2.eager(true).catch(() => 'handled by the handler');
     expect(await observed.settle()).toBeUndefined();
   });
+
+  it('hands back an eager query that behaves as its promise, and never leaves an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', note);
+    try {
+      const pending = new PendingQueries('TestStore');
+      const tx = pending.wrap(lazyClient());
+      expect(await tx.eager(false)).toBe('ok');
+      expect(await Promise.all([tx.eager(false), tx.eager(false)])).toEqual(['ok', 'ok']);
+      expect(Object.prototype.toString.call(tx.eager(false))).toBe('[object Promise]');
+      let finished = false;
+      await expect(
+        tx.eager(true).finally(() => {
+          finished = true;
+        }),
+      ).rejects.toThrow('the eager query failed');
+      expect(finished).toBe(true);
+      expect(await tx.eager(true).then(undefined, () => 'caught by then')).toBe('caught by then');
+      expect(await pending.settle()).toBeUndefined();
+
+      // Never looked at: its failure is the delivery's, and Node is never told of a rejection nobody handled.
+      const ignored = new PendingQueries('TestStore');
+      void ignored.wrap(lazyClient()).eager(true);
+      expect((await ignored.settle())?.message).toBe('the eager query failed');
+      // Node reports an unhandled rejection once the microtasks of the turn have run: wait out a full turn.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', note);
+    }
+  });
 });
