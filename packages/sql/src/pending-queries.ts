@@ -44,8 +44,8 @@ class WatchedQuery<T> implements Promise<T> {
   observed = false;
 
   constructor(
-    /** The query's promise as the store follows it (its failure noted, its success leaving the set). */
-    readonly outcome: Promise<T>,
+    /** The client's own promise of the query. */
+    readonly query: Promise<T>,
   ) {}
 
   // biome-ignore lint/suspicious/noThenProperty: a promise's face, that notes whether anyone awaited it
@@ -54,21 +54,19 @@ class WatchedQuery<T> implements Promise<T> {
     onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
   ): Promise<A | B> {
     this.observed = true;
-    return promiseThen.call(this.outcome, onFulfilled, onRejected) as Promise<A | B>;
+    return promiseThen.call(this.query, onFulfilled, onRejected) as Promise<A | B>;
   }
 
   catch<B = never>(onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<T | B> {
     this.observed = true;
-    return promiseThen.call(this.outcome, undefined, onRejected) as Promise<T | B>;
+    return promiseThen.call(this.query, undefined, onRejected) as Promise<T | B>;
   }
 
   finally(onFinally?: (() => void) | null): Promise<T> {
     this.observed = true;
-    return promiseFinally.call(this.outcome, onFinally) as Promise<T>;
+    return promiseFinally.call(this.query, onFinally) as Promise<T>;
   }
 }
-
-const ignore = () => {};
 
 /** What a lazy query is, for the error: how it was built (`ctx.tx.insert(…).values(…)`). */
 interface Lazy {
@@ -118,7 +116,7 @@ interface Followed {
  */
 export class PendingQueries {
   /** Made on first use, as are the other collections: a handler starts one or two queries, many none. */
-  #eager: Set<{ original: Promise<unknown>; watched: WatchedQuery<unknown> }> | undefined;
+  #eager: Set<WatchedQuery<unknown>> | undefined;
   #lazy: Map<object, Lazy> | undefined;
   /**
    * The proxy of each object the handler got, with how it was built (`insert.values`), for the error. A Map
@@ -189,11 +187,11 @@ export class PendingQueries {
     while (eager !== undefined && eager.size > 0) {
       const entries = [...eager];
       eager.clear();
-      for (const entry of entries) {
+      for (const watched of entries) {
         try {
-          await entry.original;
+          await watched.query;
         } catch (error) {
-          if (!entry.watched.observed) failure ??= error;
+          if (!watched.observed) failure ??= error;
         }
       }
     }
@@ -386,26 +384,18 @@ export class PendingQueries {
     if (result instanceof Promise && result.constructor === Promise) {
       this.#eager ??= new Set();
       const eager = this.#eager;
-      // One reaction on the query does both: the handler's promise settles, and a query that succeeded
-      // leaves the set (a failed one stays, for `settle` to judge).
-      const entry = { original: result, watched: undefined as unknown as WatchedQuery<unknown> };
-      const outcome = promiseThen.call(
+      const watched = new WatchedQuery(result);
+      // The store's reaction comes first, so it has run by the time the handler's own does: a query that
+      // succeeded has left the set (a failed one stays, for `settle` to judge), a failure is noted. Its promise
+      // fulfils either way (the failure is the handler's to see, through `then`), so a failure nobody looked
+      // at is never reported as unhandled. The handler's reactions are on the query itself, no step between.
+      promiseThen.call(
         result,
-        (value: unknown) => {
-          eager.delete(entry);
-          return value;
-        },
-        (error: unknown) => {
-          this.#fail(error);
-          // Marked handled without counting as looked at (an unobserved failure fails the delivery instead),
-          // and only now: `outcome` is still pending here, so no unhandled rejection is ever reported for it.
-          if (!entry.watched.observed) promiseThen.call(outcome, undefined, ignore);
-          throw error;
-        },
-      ) as Promise<unknown>;
-      entry.watched = new WatchedQuery(outcome);
-      eager.add(entry);
-      return entry.watched;
+        () => eager.delete(watched),
+        (error: unknown) => this.#fail(error),
+      );
+      eager.add(watched);
+      return watched;
     }
     this.#lazy ??= new Map();
     this.#lazy.set(result as object, { method });
