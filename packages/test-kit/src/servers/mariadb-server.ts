@@ -26,15 +26,10 @@ export class MariaDbServer {
   #process: ChildProcess | undefined;
 
   private constructor(
-    /** This server's own directory: its data (`data`) and its temporary files (`tmpDirOf`). */
-    private readonly root: string,
+    private readonly dirs: ServerDirectories,
     readonly port: number,
     private readonly serverOptions: readonly string[],
   ) {}
-
-  private get dataDir(): string {
-    return join(this.root, 'data');
-  }
 
   get url(): string {
     return `mysql://root@127.0.0.1:${this.port}/test`;
@@ -45,15 +40,14 @@ export class MariaDbServer {
    * (`--innodb-rollback-on-timeout=ON`).
    */
   static async start(serverOptions: readonly string[] = []): Promise<MariaDbServer> {
-    const root = mkdtempSync(join(tmpdir(), 'service-pay-mariadb-'));
-    const dataDir = join(root, 'data');
+    const dirs = serverDirectories();
     try {
       execFileSync(
         'mariadb-install-db',
         [
           '--no-defaults',
-          `--datadir=${dataDir}`,
-          `--tmpdir=${tmpDirOf(root)}`,
+          `--datadir=${dirs.data}`,
+          `--tmpdir=${dirs.tmp}`,
           '--auth-root-authentication-method=normal',
           '--skip-test-db',
           '--user=root',
@@ -69,13 +63,13 @@ export class MariaDbServer {
         stdout?: Buffer;
       };
       const said = `${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`.trim().split('\n').slice(-15).join('\n');
-      rmSync(root, { recursive: true, force: true });
+      rmSync(dirs.root, { recursive: true, force: true });
       throw new Error(
-        `mariadb-install-db for ${dataDir} ended with status ${status ?? 'none'}, signal ${signal ?? 'none'}:\n${said}`,
+        `mariadb-install-db for ${dirs.data} ended with status ${status ?? 'none'}, signal ${signal ?? 'none'}:\n${said}`,
         { cause: error },
       );
     }
-    const server = new MariaDbServer(root, await freePort(), serverOptions);
+    const server = new MariaDbServer(dirs, await freePort(), serverOptions);
     await server.startAgain();
     const admin = await mysql.createConnection({ host: '127.0.0.1', port: server.port, user: 'root' });
     await admin.query('create database if not exists test');
@@ -89,11 +83,11 @@ export class MariaDbServer {
       MARIADBD,
       [
         '--no-defaults',
-        `--datadir=${this.dataDir}`,
-        `--tmpdir=${tmpDirOf(this.root)}`,
+        `--datadir=${this.dirs.data}`,
+        `--tmpdir=${this.dirs.tmp}`,
         `--port=${this.port}`,
         '--bind-address=127.0.0.1',
-        `--socket=${join(this.dataDir, 'mariadb.sock')}`,
+        `--socket=${join(this.dirs.data, 'mariadb.sock')}`,
         '--user=root',
         '--innodb-buffer-pool-size=32M',
         '--max-connections=300',
@@ -127,17 +121,25 @@ export class MariaDbServer {
 
   async stop(): Promise<void> {
     await this.kill();
-    rmSync(this.root, { recursive: true, force: true });
+    rmSync(this.dirs.root, { recursive: true, force: true });
   }
 }
 
+/** A server's own directory (`root`): its data, and its temporary files beside them. */
+interface ServerDirectories {
+  readonly root: string;
+  readonly data: string;
+  readonly tmp: string;
+}
+
 /**
- * A server's temporary directory, its own: a starting mariadbd deletes every `#sql*` file in its tmpdir, so
- * with the system's /tmp shared, one test's server starting deleted another's bootstrap temporary tables
- * (`mariadb-install-db` failed with "Could not remove temporary table" in a CI run).
+ * Makes a server's directories. The temporary one is its own: a starting mariadbd deletes every `#sql*` file
+ * in its tmpdir, so with the system's /tmp shared, one test's server starting deleted another's bootstrap
+ * temporary tables (`mariadb-install-db` failed with "Could not remove temporary table" in a CI run).
  */
-function tmpDirOf(root: string): string {
-  const dir = join(root, 'tmp');
-  mkdirSync(dir, { recursive: true });
-  return dir;
+function serverDirectories(): ServerDirectories {
+  const root = mkdtempSync(join(tmpdir(), 'service-pay-mariadb-'));
+  const dirs = { root, data: join(root, 'data'), tmp: join(root, 'tmp') };
+  mkdirSync(dirs.tmp);
+  return dirs;
 }
