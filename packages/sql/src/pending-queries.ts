@@ -222,7 +222,7 @@ export class PendingQueries {
       apply(target, _thisArg, args) {
         const unwrapped = pending.#unwrapped(args);
         refuseTransactionCall(ended, rules, false, undefined);
-        return pending.#result(Reflect.apply(target as never, target, unwrapped), 'ctx.tx(…)');
+        return pending.#result(Reflect.apply(target as never, target, unwrapped), undefined, undefined);
       },
       get(target, property) {
         const member = Reflect.get(target, property);
@@ -241,7 +241,7 @@ export class PendingQueries {
               target,
               pending.#followCallback(property, unwrapped),
             );
-            return pending.#result(result, `ctx.tx.${String(property)}(…)`);
+            return pending.#result(result, undefined, property);
           };
         }
         // One level of objects (Prisma's model delegates: `ctx.tx.order.create(...)`).
@@ -269,10 +269,7 @@ export class PendingQueries {
     const pending = this;
     const proxy = new Proxy(value, {
       apply(target, _thisArg, args) {
-        return pending.#result(
-          Reflect.apply(target as never, target, pending.#unwrapped(args)),
-          `${followed.name ?? 'ctx.tx'}(…)`,
-        );
+        return pending.#result(Reflect.apply(target as never, target, pending.#unwrapped(args)), followed, undefined);
       },
       get(target, property) {
         const member = Reflect.get(target, property);
@@ -322,7 +319,7 @@ export class PendingQueries {
             if (result === target) return proxy;
             // A builder method chained onto a query makes a new query: the old one is superseded.
             pending.#lazy?.delete(target);
-            return pending.#result(result, `${followed.name ?? 'ctx.tx'}.${String(property)}(…)`);
+            return pending.#result(result, followed, property);
           };
         }
         // One level of objects (Prisma's model delegates: `ctx.tx.order.create(...)`).
@@ -377,10 +374,18 @@ export class PendingQueries {
     return unwrapped ?? args;
   }
 
-  #result(result: unknown, method: string): unknown {
+  /**
+   * What the handler gets for `result`, answered by `property` called on `owner` (on `ctx.tx` itself when
+   * `owner` is undefined; `owner` called when `property` is): data as it is, an eager query watched, anything
+   * else followed. How it was built is put into words only for what keeps it (most results are data or
+   * eager queries, and a name per call was a string built on each of them).
+   */
+  #result(result: unknown, owner: Followed | undefined, property: string | symbol | undefined): unknown {
     if ((typeof result !== 'object' && typeof result !== 'function') || result === null) return result;
     const then = (result as { then?: unknown }).then;
-    if (typeof then !== 'function') return isData(result) ? result : this.#wrap(result as object, 1, method, true);
+    if (typeof then !== 'function') {
+      return isData(result) ? result : this.#wrap(result as object, 1, callName(owner, property), true);
+    }
     if (result instanceof Promise && result.constructor === Promise) {
       this.#eager ??= new Set();
       const eager = this.#eager;
@@ -397,10 +402,17 @@ export class PendingQueries {
       eager.add(watched);
       return watched;
     }
+    const method = callName(owner, property);
     this.#lazy ??= new Map();
     this.#lazy.set(result as object, { method });
     return this.#wrap(result as object, 1, method, true);
   }
+}
+
+/** How a call was written: `ctx.tx.insert(…)`, `ctx.tx.insert(…).values(…)`, `ctx.tx(…)`. */
+function callName(owner: Followed | undefined, property: string | symbol | undefined): string {
+  const called = owner?.name ?? 'ctx.tx';
+  return property === undefined ? `${called}(…)` : `${called}.${String(property)}(…)`;
 }
 
 /**
