@@ -1,11 +1,6 @@
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import type { TransactionalStore } from '@service-pay/core';
-import {
-  type GuardSubject,
-  namedOwnTransactions,
-  typeOrmOwnTransactions,
-  writeGuardCases,
-} from '@service-pay/sql/testing';
+import { type GuardSubject, namedOwnTransactions, typeOrmGuardWrites, writeGuardCases } from '@service-pay/sql/testing';
 import { bigint, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';
 import knexFactory, { type Knex } from 'knex';
@@ -249,14 +244,8 @@ run<import('typeorm').EntityManager>(
     const tableName = inbox();
     return {
       store: () => new TypeOrmStore({ dataSource, tableName }),
-      lazy: false,
       write: (tx, marker) => tx.getRepository(Mark).insert({ marker }),
-      startWrite: (tx, marker) => tx.getRepository(Mark).insert({ marker }),
-      globalWrite: (marker) => dataSource.getRepository(Mark).insert({ marker }),
-      globalRead: () => dataSource.getRepository(Mark).find({ take: 1 }),
-      ownTransactions: typeOrmOwnTransactions(dataSource, (manager, marker) =>
-        manager.getRepository(Mark).insert({ marker }),
-      ),
+      ...typeOrmGuardWrites(dataSource, Mark),
       poolOfOne: async () => {
         const one = await on(1);
         return {

@@ -1,5 +1,5 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import { type GuardSubject, type OrmClient as SharedOrmClient, typeOrmOwnTransactions } from '@service-pay/sql/testing';
+import { type GuardSubject, type OrmClient as SharedOrmClient, typeOrmGuardWrites } from '@service-pay/sql/testing';
 import { sql as drizzleSql } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { pgTable, text } from 'drizzle-orm/pg-core';
@@ -253,13 +253,7 @@ export function typeOrmClient() {
           await manager.getRepository(Mark).insert({ marker });
         }),
       guard: {
-        lazy: false,
-        startWrite: (tx, marker) => tx.getRepository(Mark).insert({ marker }),
-        globalWrite: (marker) => dataSource.getRepository(Mark).insert({ marker }),
-        globalRead: () => dataSource.getRepository(Mark).find({ take: 1 }),
-        ownTransactions: typeOrmOwnTransactions(dataSource, (manager, marker) =>
-          manager.getRepository(Mark).insert({ marker }),
-        ),
+        ...typeOrmGuardWrites(dataSource, Mark),
         poolOfOne: async () => {
           const one = await new DataSource({
             type: 'postgres',

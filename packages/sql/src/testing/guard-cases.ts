@@ -301,7 +301,18 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
   return cases;
 }
 
-/** What `typeOrmOwnTransactions` uses of a TypeORM `DataSource`. */
+/** A TypeORM repository of marks (`{ marker }` rows), as the guard's cases write and read it. */
+interface MarkRepository {
+  insert(row: { marker: string }): Promise<unknown>;
+  find(options: { take: number }): Promise<unknown>;
+}
+
+/** What `typeOrmGuardWrites` uses of a TypeORM `DataSource` or `EntityManager`. */
+interface TypeOrmMarks<Mark> {
+  getRepository(target: Mark): MarkRepository;
+}
+
+/** What `typeOrmGuardWrites` uses of a TypeORM `DataSource` to open transactions of its own. */
 interface TypeOrmTransactions<Manager> {
   transaction(work: (manager: Manager) => Promise<unknown>): Promise<unknown>;
   readonly manager: { transaction(work: (manager: Manager) => Promise<unknown>): Promise<unknown> };
@@ -314,30 +325,39 @@ interface TypeOrmTransactions<Manager> {
 }
 
 /**
- * TypeORM's ways of opening a transaction of its own, on any database, each writing `marker` with
- * `write(manager, marker)`: for a subject's `ownTransactions`.
+ * A TypeORM subject's writes on any database, marks written through the entity `mark`: through `ctx.tx`
+ * not awaited, through the app's `dataSource`, and in each of TypeORM's own transactions (the
+ * `DataSource`'s, its manager's, a query runner's).
  *
  * @example
  * ```ts
- * ownTransactions: typeOrmOwnTransactions(dataSource, (manager, marker) => manager.getRepository(Mark).insert({ marker })),
+ * const subject = { store: () => new TypeOrmStore({ dataSource, tableName }), ...typeOrmGuardWrites(dataSource, Mark), ... };
  * ```
  */
-export function typeOrmOwnTransactions<Manager>(
-  dataSource: TypeOrmTransactions<Manager>,
-  write: (manager: Manager, marker: string) => Promise<unknown>,
-): Record<string, (marker: string) => Promise<unknown>> {
+export function typeOrmGuardWrites<Mark, Manager extends TypeOrmMarks<Mark>>(
+  dataSource: TypeOrmTransactions<Manager> & TypeOrmMarks<Mark>,
+  mark: Mark,
+): Pick<GuardSubject<Manager>, 'lazy' | 'startWrite' | 'globalWrite' | 'globalRead' | 'ownTransactions'> {
+  const write = (manager: Manager, marker: string) => manager.getRepository(mark).insert({ marker });
   return {
-    'dataSource.transaction()': (marker) => dataSource.transaction((manager) => write(manager, marker)),
-    'dataSource.manager.transaction()': (marker) => dataSource.manager.transaction((manager) => write(manager, marker)),
-    'queryRunner.startTransaction()': async (marker) => {
-      const runner = dataSource.createQueryRunner();
-      try {
-        await runner.startTransaction();
-        await write(runner.manager, marker);
-        await runner.commitTransaction();
-      } finally {
-        await runner.release();
-      }
+    lazy: false,
+    startWrite: write,
+    globalWrite: (marker) => dataSource.getRepository(mark).insert({ marker }),
+    globalRead: () => dataSource.getRepository(mark).find({ take: 1 }),
+    ownTransactions: {
+      'dataSource.transaction()': (marker) => dataSource.transaction((manager) => write(manager, marker)),
+      'dataSource.manager.transaction()': (marker) =>
+        dataSource.manager.transaction((manager) => write(manager, marker)),
+      'queryRunner.startTransaction()': async (marker) => {
+        const runner = dataSource.createQueryRunner();
+        try {
+          await runner.startTransaction();
+          await write(runner.manager, marker);
+          await runner.commitTransaction();
+        } finally {
+          await runner.release();
+        }
+      },
     },
   };
 }

@@ -16,7 +16,7 @@ export {
   type GuardCase,
   type GuardSubject,
   namedOwnTransactions,
-  typeOrmOwnTransactions,
+  typeOrmGuardWrites,
   writeGuardCases,
 } from './guard-cases.js';
 export { type OrmClient, type OrmDatabase, type OrmStore, ormStoreCases, ormStoreSuite } from './orm-store-cases.js';
