@@ -342,6 +342,28 @@ export async function compareOn(make: (tag: string) => Promise<Database>, contes
   return checks;
 }
 
+/**
+ * A TypeORM logger (its `Logger` shape) that only counts the queries it is told of: TypeORM keeps its pool
+ * to itself, and its query log sees every statement a contestant sends, BEGIN and COMMIT included. Give
+ * the `DataSource` `logging: true` too.
+ *
+ * @example
+ * ```ts
+ * const dataSource = new DataSource({ type: 'mysql', url, logging: true, logger: queryCountingLogger(count) });
+ * ```
+ */
+export function queryCountingLogger(count: () => void) {
+  const ignore = () => {};
+  return {
+    logQuery: count,
+    logQueryError: ignore,
+    logQuerySlow: ignore,
+    logSchemaBuild: ignore,
+    logMigration: ignore,
+    log: ignore,
+  };
+}
+
 /** The hand-rolled inbox row's values, in column order: key, fingerprint, payment id, delivery id. */
 export type InboxRow = [key: string, fingerprint: PaymentPaidEvent['amount'], paymentId: string, deliveryId: string];
 

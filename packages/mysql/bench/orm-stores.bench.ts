@@ -22,20 +22,25 @@ import {
   type ContestCheck,
   contestant,
   type Database,
+  queryCountingLogger,
   runContests,
   runWhenMain,
 } from '@service-pay/bench-kit/sql-contest';
 import { MySqlStore } from '@service-pay/mysql';
 import { DrizzleStore } from '@service-pay/mysql/drizzle';
+import { KnexStore } from '@service-pay/mysql/knex';
 import { KyselyStore } from '@service-pay/mysql/kysely';
 import { type PrismaLike, PrismaStore } from '@service-pay/mysql/prisma';
+import { TypeOrmStore } from '@service-pay/mysql/typeorm';
 import { sql as drizzleSql, eq } from 'drizzle-orm';
 import { boolean, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';
+import knexFactory from 'knex';
 import { Kysely, sql as kyselySql, MysqlDialect } from 'kysely';
 import mariadb from 'mariadb';
 import mysql from 'mysql2';
 import type { PoolConnection } from 'mysql2/promise';
+import { DataSource } from 'typeorm';
 import generatePrismaClient from '../test/prisma/generate.js';
 
 const URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -47,26 +52,30 @@ const insertInbox = (tag: string) =>
    VALUES (?, ?, ?, ?, 'webhook', 'credited')`;
 const affected = (result: unknown) => (result as { affectedRows: number }).affectedRows > 0;
 
-/** A counter of statements, and a mysql2 pool that counts each, on whichever connection and API sends it. */
+/**
+ * A counter of statements: a mysql2 pool that counts each, on whichever connection and API sends it;
+ * `countOn` for a connection another pool made (Knex's); `count` for a client that only logs its queries.
+ */
 function counted() {
   let queries = 0;
+  const count = () => {
+    queries++;
+  };
+  const countOn = (connection: object) => {
+    for (const method of ['query', 'execute'] as const) {
+      const original = (connection as Record<string, unknown>)[method] as (...args: unknown[]) => unknown;
+      (connection as Record<string, unknown>)[method] = function counted(this: unknown, ...args: unknown[]) {
+        queries++;
+        return original.apply(this, args);
+      };
+    }
+  };
   const countingPool = () => {
     const pool = mysql.createPool({ uri: URL, connectionLimit: 4 });
-    pool.on('connection', (connection) => {
-      for (const method of ['query', 'execute'] as const) {
-        const original = connection[method] as (...args: unknown[]) => unknown;
-        (connection as unknown as Record<string, unknown>)[method] = function counted(
-          this: unknown,
-          ...args: unknown[]
-        ) {
-          queries++;
-          return original.apply(this, args);
-        };
-      }
-    });
+    pool.on('connection', countOn);
     return pool;
   };
-  return { roundTrips: () => queries, countingPool };
+  return { roundTrips: () => queries, count, countOn, countingPool };
 }
 
 /**
@@ -172,6 +181,55 @@ async function drizzleOrm(tag: string): Promise<Database> {
   });
 }
 
+async function knex(tag: string): Promise<Database> {
+  const { countOn, roundTrips } = counted();
+  const db = knexFactory({
+    client: 'mysql2',
+    connection: URL,
+    pool: {
+      min: 0,
+      max: 4,
+      afterCreate: (connection: object, done: (error: Error | null, connection: object) => void) => {
+        countOn(connection);
+        done(null, connection);
+      },
+    },
+  });
+  return contestant<typeof db>({
+    name: 'Knex 3.3 on mysql2, MariaDB 10.11 (loopback)',
+    roundTrips,
+    store: new KnexStore({ knex: db, tableName: `bench_inbox_${tag}` }),
+    credit: (tx, orderNo) => tx(`bench_orders_${tag}`).where({ order_no: orderNo }).update({ paid: true }),
+    transaction: (work) => db.transaction(work),
+    insertInbox: async (trx, row) => affected((await trx.raw(insertInbox(tag), row))[0]),
+    setup: setupPool(tag),
+    close: () => db.destroy(),
+  });
+}
+
+async function typeOrm(tag: string): Promise<Database> {
+  // TypeORM keeps its pool to itself: counted by its query log, which sees the same statements.
+  const { count, roundTrips } = counted();
+  const dataSource = await new DataSource({
+    type: 'mysql',
+    url: URL,
+    poolSize: 4,
+    logging: true,
+    logger: queryCountingLogger(count),
+  }).initialize();
+  type Tx = { query(text: string, params: unknown[]): Promise<unknown> };
+  return contestant<Tx>({
+    name: 'TypeORM 1.1 on mysql2, MariaDB 10.11 (loopback)',
+    roundTrips,
+    store: new TypeOrmStore({ dataSource, tableName: `bench_inbox_${tag}` }),
+    credit: (tx, orderNo) => tx.query(`UPDATE bench_orders_${tag} SET paid = TRUE WHERE order_no = ?`, [orderNo]),
+    transaction: (work) => dataSource.transaction(work),
+    insertInbox: async (manager, row) => affected(await manager.query(insertInbox(tag), row)),
+    setup: setupPool(tag),
+    close: () => dataSource.destroy(),
+  });
+}
+
 /** What the bench uses of the generated Prisma client (test/prisma/schema.prisma). */
 interface PrismaBench extends PrismaLike {
   $disconnect(): Promise<void>;
@@ -244,6 +302,8 @@ export async function run(): Promise<ContestCheck[]> {
         ['KyselyStore', kysely],
         ['DrizzleStore', drizzleOrm],
         ['PrismaStore', prisma],
+        ['KnexStore', knex],
+        ['TypeOrmStore', typeOrm],
       ],
       TARGETS,
     );

@@ -21,6 +21,7 @@ import {
   contestant,
   type Database,
   type InboxRow,
+  queryCountingLogger,
   runContests,
   runWhenMain,
 } from '@service-pay/bench-kit/sql-contest';
@@ -35,7 +36,7 @@ import { boolean, pgTable, text } from 'drizzle-orm/pg-core';
 import knexFactory from 'knex';
 import { Kysely, sql as kyselySql, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { DataSource, type Logger } from 'typeorm';
+import { DataSource } from 'typeorm';
 import generatePrismaClient from '../test/prisma/generate.js';
 
 const URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -162,21 +163,13 @@ async function knex(tag: string): Promise<Database> {
 async function typeOrm(tag: string): Promise<Database> {
   // TypeORM keeps its pool to itself: counted by its query log, which sees the same statements.
   const { count, roundTrips, setup } = counted();
-  const counter: Logger = {
-    logQuery: count,
-    logQueryError: () => {},
-    logQuerySlow: () => {},
-    logSchemaBuild: () => {},
-    logMigration: () => {},
-    log: () => {},
-  };
   const dataSource = await new DataSource({
     type: 'postgres',
     url: URL,
     poolSize: 4,
     extra: { options: NO_FLUSH },
     logging: true,
-    logger: counter,
+    logger: queryCountingLogger(count),
   }).initialize();
   type Tx = { query(text: string, params: unknown[]): Promise<unknown> };
   return contestant<Tx>({
