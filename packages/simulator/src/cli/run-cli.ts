@@ -3,6 +3,7 @@ import { SimulatorError } from '../core/errors.js';
 import { ControlApiError } from './control-client.js';
 import { DELIVERIES_HELP, deliveriesCommand } from './deliveries-command.js';
 import type { Io } from './io.js';
+import { UnsafeFileError } from './private-files.js';
 import { SEND_HELP, sendCommand } from './send-command.js';
 import { SIGN_HELP, signCommand } from './sign-command.js';
 import { LISTEN_HELP, listenCommand, SIMULATE_HELP, simulateCommand } from './simulate-command.js';
@@ -90,7 +91,7 @@ export async function runCli(args: string[], io: Io, stopSignal: () => Promise<s
     const [code, name, message] = classify(error);
     // With --json, a failure is a JSON object on stderr too, so a script reads one format.
     if (json) io.err(JSON.stringify({ error: name, message, exitCode: code }));
-    else if (code === EXIT.USAGE) {
+    else if (name === 'USAGE') {
       const helpFor = command !== undefined && HELP[command] !== undefined ? ` ${command}` : '';
       io.err(`service-pay: ${message}\nRun 'service-pay${helpFor} --help' for usage.`);
     } else io.err(`service-pay: ${message}${name === 'UNEXPECTED' || name === 'UNREACHABLE' ? '' : ` (${name})`}`);
@@ -100,6 +101,7 @@ export async function runCli(args: string[], io: Io, stopSignal: () => Promise<s
 
 function classify(error: unknown): [code: number, name: string, message: string] {
   if (error instanceof UsageError) return [EXIT.USAGE, 'USAGE', error.message];
+  if (error instanceof UnsafeFileError) return [EXIT.USAGE, error.code, error.message];
   if (error instanceof UnreachableError) return [EXIT.UNREACHABLE, 'UNREACHABLE', error.message];
   if (error instanceof SimulatorError || error instanceof ControlApiError)
     return [EXIT.FAILURE, error.code, error.message];

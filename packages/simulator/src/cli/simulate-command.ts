@@ -160,7 +160,9 @@ export async function listenCommand(args: string[], io: Io, stopSignal: () => Pr
     throw new UsageError(
       'listen keeps its merchant in the secrets file; drop merchants from --config, or use simulate',
     );
-  const { secrets, path, created } = await loadDevSecrets(v['secrets-file'] ?? DEFAULT_SECRETS_FILE);
+  const { secrets, path, created } = await loadDevSecrets(v['secrets-file'] ?? DEFAULT_SECRETS_FILE, (line) =>
+    io.err(line),
+  );
   const merchant: MerchantConfig = {
     name: 'dev',
     apiKey: secrets.apiKey,
