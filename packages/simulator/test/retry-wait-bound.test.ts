@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { SimulatorError } from '../src/core/errors.js';
+import { resolveOptions } from '../src/core/options.js';
+
+// Each retry bound held alone (baseDelayMs up to 1 h, factor up to 10, 8 attempts), but the wait before
+// the last attempt is baseDelayMs * factor^6: up to 3.6e12 ms, which a timer fires after 1 ms, so every
+// retry of such a schedule came at once.
+
+const merchant = { name: 'm', apiKey: 'ak_bound', apiSecret: 'sk_bound', webhookSecret: 'whsec_bound' };
+
+function refusal(retry: Record<string, number>): SimulatorError {
+  try {
+    resolveOptions({ merchants: [merchant], retry });
+  } catch (error) {
+    expect(error).toBeInstanceOf(SimulatorError);
+    return error as SimulatorError;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('the simulator retry schedule against what a timer holds', () => {
+  it('refuses a schedule whose last wait is past 2,147,483,647 ms, naming the options', () => {
+    const error = refusal({ baseDelayMs: 3_600_000, factor: 10 });
+    expect(error.code).toBe('INVALID_OPTIONS');
+    expect(error.message).toMatch(
+      /^retry\.baseDelayMs \* retry\.factor \*\* \(retry\.maxAttempts - 2\), the wait before the last attempt, must be .* at most 2147483647 .*got 3600000000000\.$/,
+    );
+  });
+
+  it('accepts the same bounds with fewer attempts, and the defaults', () => {
+    // 3.6e6 * 10^2 = 3.6e8: four attempts, the last wait about 4 days.
+    expect(
+      resolveOptions({ merchants: [merchant], retry: { baseDelayMs: 3_600_000, factor: 10, maxAttempts: 4 } }).retry,
+    ).toMatchObject({ maxAttempts: 4 });
+    expect(resolveOptions({ merchants: [merchant] }).retry).toMatchObject({ baseDelayMs: 1000, factor: 2 });
+  });
+});
