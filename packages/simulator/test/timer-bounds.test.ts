@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatorError } from '../src/core/errors.js';
 import { resolveOptions } from '../src/core/options.js';
+import { startSimulator } from '../src/index.js';
 
 // Each retry bound held alone (baseDelayMs up to 1 h, factor up to 10, 8 attempts), but the wait before
 // the last attempt is baseDelayMs * factor^6: up to 3.6e12 ms, which a timer fires after 1 ms, so every
@@ -33,5 +34,24 @@ describe('the simulator retry schedule against what a timer holds', () => {
       resolveOptions({ merchants: [merchant], retry: { baseDelayMs: 3_600_000, factor: 10, maxAttempts: 4 } }).retry,
     ).toMatchObject({ maxAttempts: 4 });
     expect(resolveOptions({ merchants: [merchant] }).retry).toMatchObject({ baseDelayMs: 1000, factor: 2 });
+  });
+});
+
+describe('waitForIdle against what a timer holds', () => {
+  it('refuses a timeoutMs past 2,147,483,647 (it would time out at once); Infinity waits as long as it takes', async () => {
+    const sim = await startSimulator({ merchants: [merchant], port: 0 });
+    try {
+      const error = await sim.waitForIdle({ timeoutMs: 2 ** 31 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SimulatorError);
+      expect([(error as SimulatorError).code, (error as Error).message]).toEqual([
+        'INVALID_OPTIONS',
+        expect.stringMatching(
+          /^timeoutMs must be a number of milliseconds from 0 and at most 2147483647 .*Infinity for no limit/,
+        ),
+      ]);
+      await expect(sim.waitForIdle({ timeoutMs: Number.POSITIVE_INFINITY })).resolves.toBeUndefined();
+    } finally {
+      await sim.stop();
+    }
   });
 });
