@@ -21,7 +21,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadDevSecrets } from '../src/cli/dev-secrets.js';
 import { UnsafeFileError } from '../src/cli/private-files.js';
 import { runCli } from '../src/cli/run-cli.js';
-import { writeSimulatorState } from '../src/cli/simulator-state.js';
+import { controlTokenFor, runningSimulatorPid, writeSimulatorState } from '../src/cli/simulator-state.js';
 
 // The CLI's state file (the control token) and dev keys live in ./.service-pay of whatever folder it runs
 // in, a cloned repository included: whatever that folder carries (a link, a FIFO, loose modes) must end
@@ -38,6 +38,10 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
+const mkfifo = (path: string) =>
+  new Promise<void>((resolve, reject) =>
+    spawn('mkfifo', [path]).on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`mkfifo ${code}`)))),
+  );
 const mode = async (path: string) => (await lstat(path)).mode & 0o777;
 const SIM = { url: 'http://127.0.0.1:4010', controlToken: 'sim_control_token_secret' };
 const VALID = { apiKey: 'pk_planted', apiSecret: 'sk_planted', webhookSecret: 'whsec_planted', createdAt: '' };
@@ -122,6 +126,40 @@ describe('the state file (URL and control token)', () => {
     expect(await readFile(outside, 'utf8')).toBe('precious\n');
   });
 
+  it('a hard link planted at simulator.json: the other name keeps its content', async () => {
+    const dir = await tempDir();
+    const outside = join(dir, 'outside.txt');
+    await writeFile(outside, 'precious\n');
+    await mkdir(join(dir, '.service-pay'));
+    const state = join(dir, '.service-pay', 'simulator.json');
+    await link(outside, state);
+    const remove = await writeSimulatorState(SIM, state);
+    expect(await readFile(outside, 'utf8')).toBe('precious\n');
+    expect((await stat(state)).nlink).toBe(1);
+    await remove();
+    expect(await readFile(outside, 'utf8')).toBe('precious\n');
+  });
+
+  it('trigger reads the token only from a regular file of its own: a FIFO does not hang it, a link is not followed', async () => {
+    const dir = await tempDir();
+    await mkdir(join(dir, '.service-pay'));
+    const state = join(dir, '.service-pay', 'simulator.json');
+    const env = {};
+    await mkfifo(state);
+    expect(controlTokenFor(SIM.url, env, state)).toBeUndefined();
+    expect(runningSimulatorPid(SIM.url, state)).toBeUndefined();
+    await rm(state);
+    const elsewhere = join(dir, 'elsewhere.json');
+    await writeFile(elsewhere, JSON.stringify({ ...SIM, pid: 42 }));
+    await symlink(elsewhere, state);
+    expect(controlTokenFor(SIM.url, env, state)).toBeUndefined();
+    expect(runningSimulatorPid(SIM.url, state)).toBeUndefined();
+    await rm(state);
+    await writeSimulatorState(SIM, state);
+    expect(controlTokenFor(SIM.url, env, state)).toBe(SIM.controlToken);
+    expect(runningSimulatorPid(SIM.url, state)).toBe(process.pid);
+  });
+
   it('a folder in the way of simulator.json is refused, not written into', async () => {
     const dir = await tempDir();
     const state = join(dir, '.service-pay', 'simulator.json');
@@ -175,9 +213,7 @@ describe('dev-secrets.json', () => {
   it('a FIFO is refused at once (no wait for a writer)', async () => {
     const dir = await tempDir();
     const file = await secretsIn(dir);
-    await new Promise<void>((resolve, reject) =>
-      spawn('mkfifo', [file]).on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`mkfifo ${code}`)))),
-    );
+    await mkfifo(file);
     expect((await refusal(loadDevSecrets(file))).message).toBe(`${file} is not a regular file`);
   });
 

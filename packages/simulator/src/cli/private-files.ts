@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
 import { chmod, type FileHandle, link, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { UsageError } from './usage-error.js';
 
 /**
  * A state or secrets file the CLI will not use: a symbolic link, not a regular file, owned by another
@@ -145,7 +146,7 @@ export async function readPrivateFile(path: string, warn: (message: string) => v
     if (code === 'ENOENT') return undefined;
     if (code === 'ELOOP' || code === 'EMLINK')
       throw new UnsafeFileError(`${path} is a symbolic link; use the file itself, not a link to it`);
-    throw new UnsafeFileError(`cannot read ${path}: ${(error as Error).message}`);
+    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`);
   }
   try {
     const st = await handle.stat();
@@ -167,6 +168,35 @@ export async function readPrivateFile(path: string, warn: (message: string) => v
     return await handle.readFile('utf8');
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * The text of a file read only for a hint (the state file `trigger` reads): `undefined`, never a wait or a
+ * throw, unless it is a regular file of this user, reached without following a link, of at most 64 KiB. A
+ * FIFO planted there would block the read for ever, a link to /dev/zero would fill the memory.
+ *
+ * @example
+ * ```ts
+ * const text = readHintFile('.service-pay/simulator.json');
+ * ```
+ */
+export function readHintFile(path: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    const uid = process.getuid?.();
+    if (!st.isFile() || st.size > MAX_PRIVATE_FILE_BYTES || (uid !== undefined && st.uid !== uid)) return undefined;
+    return readFileSync(fd, 'utf8');
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { removeWrittenFile, writePrivateFile } from './private-files.js';
+import { readHintFile, removeWrittenFile, writePrivateFile } from './private-files.js';
 
 /**
  * Where a running `listen` or `simulate` leaves its URL and control token for `trigger` and `deliveries`
@@ -43,7 +42,7 @@ export function controlTokenFor(
   const fromEnv = env[TOKEN_ENV];
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
   try {
-    const state = JSON.parse(readFileSync(resolve(path), 'utf8')) as { url?: unknown; controlToken?: unknown };
+    const state = JSON.parse(readHintFile(resolve(path)) ?? 'null') as { url?: unknown; controlToken?: unknown };
     if (state.url === baseUrl && typeof state.controlToken === 'string') return state.controlToken;
   } catch {
     // No file (no simulator started here) or a broken one: no token; the simulator's refusal says what to do.
@@ -62,7 +61,7 @@ export function controlTokenFor(
  */
 export function runningSimulatorPid(baseUrl: string, path = STATE_FILE): number | undefined {
   try {
-    const state = JSON.parse(readFileSync(resolve(path), 'utf8')) as { url?: unknown; pid?: unknown };
+    const state = JSON.parse(readHintFile(resolve(path)) ?? 'null') as { url?: unknown; pid?: unknown };
     return state.url === baseUrl && typeof state.pid === 'number' ? state.pid : undefined;
   } catch {
     return undefined;
