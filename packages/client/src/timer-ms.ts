@@ -24,7 +24,7 @@ export function timerMs(value: unknown, fallback: number, field: string, min: 0 
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= min && v <= MAX_TIMER_MS) return v;
   throw new ServiceInputError(
     'INVALID_OPTIONS',
-    `${field} must be a whole number of milliseconds from ${min} to ${MAX_TIMER_MS} (about 24.8 days, the longest a timer holds: a longer one fires at once${forever ? '; Infinity for no limit' : ''}), got ${describe(v)}.`,
+    `${field} must be a whole number of milliseconds ${min === 0 ? 'from' : 'above'} 0 and at most ${MAX_TIMER_MS} (about 24.8 days, the longest a timer holds: a longer one fires at once${forever ? '; Infinity for no limit' : ''}), got ${describe(v)}.`,
     field,
   );
 }

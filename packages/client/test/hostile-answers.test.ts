@@ -111,7 +111,9 @@ describe('millisecond options past what a timer holds', () => {
     expect((error as ServiceInputError).code).toBe('INVALID_OPTIONS');
     expect((error as ServiceInputError).field).toBe(field);
     expect((error as Error).message).toMatch(
-      new RegExp(`^${field.replace('.', '\\.')} must be a whole number of milliseconds from [01] to 2147483647 `),
+      new RegExp(
+        `^${field.replace('.', '\\.')} must be a whole number of milliseconds (above|from) 0 and at most 2147483647 `,
+      ),
     );
   };
 

@@ -1,3 +1,5 @@
+import { createServiceClient } from '@service-pay/client';
+import { MAX_TIMER_MS } from '@service-pay/core';
 import { describe, expect, it } from 'vitest';
 import { SimulatorError } from '../src/core/errors.js';
 import { resolveOptions } from '../src/core/options.js';
@@ -53,5 +55,14 @@ describe('waitForIdle against what a timer holds', () => {
     } finally {
       await sim.stop();
     }
+  });
+});
+
+describe('one maximum across the packages', () => {
+  // The client depends on nothing, so it states the bound itself; this package uses both.
+  it("the client's bound is core's MAX_TIMER_MS", () => {
+    const base = { baseUrl: 'http://127.0.0.1:9', apiKey: 'ak_bound', apiSecret: 'sk_bound' };
+    expect(() => createServiceClient({ ...base, timeoutMs: MAX_TIMER_MS })).not.toThrow();
+    expect(() => createServiceClient({ ...base, timeoutMs: MAX_TIMER_MS + 1 })).toThrow(/at most 2147483647/);
   });
 });
