@@ -203,7 +203,9 @@ export function readHintFile(path: string): string | undefined {
 function refuseOtherOwner(path: string, st: Stats): void {
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) {
-    throw new UnsafeFileError(`${path} belongs to another user (uid ${st.uid}), not to you (uid ${uid})`);
+    throw new UnsafeFileError(
+      `${path} belongs to another user (uid ${st.uid}), not to you (uid ${uid}), who could change or replace it; use a file and folder of your own`,
+    );
   }
 }
 
