@@ -28,7 +28,7 @@ if (unbuilt.length > 0) {
   process.exit(1);
 }
 
-const tarballs = packInto(out, packages, 'pack:all');
+const tarballs = await packInto(out, packages, 'pack:all');
 
 const line = (...names) => `npm install ${names.map((name) => tarballs.get(name)).join(' ')}`;
 console.log(`

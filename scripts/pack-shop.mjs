@@ -44,7 +44,7 @@ const out = join(root, 'tarballs');
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out);
 console.log('== pack:shop 3/3: pack');
-const tarballs = packInto(out, packages, 'pack:shop');
+const tarballs = await packInto(out, packages, 'pack:shop', projects);
 console.log(`   packed in ${seconds(since)}`);
 
 console.log(`

@@ -6,10 +6,10 @@
 // TypeORM, MikroORM, Knex, better-sqlite3, Next.js, NestJS, Bun, Deno, workerd...), and a full build
 // writes every package's type declarations; together minutes, for commands whose own work takes seconds.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -108,17 +108,7 @@ export async function buildJavaScript(projects, toBuild) {
   async function worker() {
     for (let project = queue.shift(); project !== undefined; project = queue.shift()) {
       const one = Date.now();
-      const { code, output } = await new Promise((resolve) => {
-        const child = spawn(process.execPath, [tsup, '--no-dts', '--silent'], { cwd: project.dir });
-        let text = '';
-        child.stdout.on('data', (chunk) => {
-          text += chunk;
-        });
-        child.stderr.on('data', (chunk) => {
-          text += chunk;
-        });
-        child.on('close', (status) => resolve({ code: status, output: text }));
-      });
+      const { code, output } = await spawnCollecting(process.execPath, [tsup, '--no-dts', '--silent'], project.dir);
       if (code === 0) console.log(`   built ${project.name} in ${seconds(one)}`);
       else failures.push({ project, output });
     }
@@ -130,22 +120,74 @@ export async function buildJavaScript(projects, toBuild) {
   }
 }
 
-/** `pnpm pack` of each project into `out` (workspace ranges turned into versions); the tarballs by short name. */
-export function packInto(out, packages, label) {
-  const tarballs = new Map();
-  for (const { dir, pkg } of packages) {
-    const result = spawnSync('pnpm', ['pack', '--pack-destination', out], { cwd: dir, encoding: 'utf8' });
-    if (result.status !== 0) {
-      console.error(`${label}: pnpm pack failed in ${dir}\n${result.stdout}${result.stderr}`);
-      process.exit(1);
+/**
+ * The manifest a publish would upload, made without the workspace's links: `workspace:` ranges of
+ * dependencies and peers turned into the versions of this checkout, dev dependencies dropped (a tarball's
+ * are never installed, and a production install links none of them for `pnpm pack` to read).
+ */
+function publishedManifest(pkg, projects) {
+  const pinned = (ranges) => {
+    if (ranges === undefined) return undefined;
+    const out = {};
+    for (const [name, range] of Object.entries(ranges)) {
+      const match = /^workspace:(.*)$/.exec(String(range));
+      if (match === null) out[name] = range;
+      else {
+        const version = projects.get(name)?.pkg.version;
+        if (version === undefined) throw new Error(`${pkg.name}: ${name} is not in this workspace`);
+        out[name] = match[1] === '*' || match[1] === '' ? version : `${match[1]}${version}`;
+      }
     }
+    return out;
+  };
+  const { devDependencies: _dev, ...rest } = pkg;
+  return { ...rest, dependencies: pinned(pkg.dependencies), peerDependencies: pinned(pkg.peerDependencies) };
+}
+
+/**
+ * `pnpm pack` of each project into `out`; the tarballs by short name. With `projects` (every workspace
+ * project), each is packed from a copy whose manifest is {@link publishedManifest}, so a production install
+ * packs too; without it, in place, where pnpm turns the workspace ranges into versions itself.
+ */
+export async function packInto(out, packages, label, projects) {
+  const scratch = projects === undefined ? undefined : mkdtempSync(join(tmpdir(), 'service-pay-pack-'));
+  const packOne = async ({ dir, pkg }) => {
+    let cwd = dir;
+    if (scratch !== undefined) {
+      cwd = join(scratch, pkg.name.replace('/', '+'));
+      cpSync(dir, cwd, { recursive: true, filter: (source) => !source.split(sep).includes('node_modules') });
+      writeFileSync(join(cwd, 'package.json'), `${JSON.stringify(publishedManifest(pkg, projects), null, 2)}\n`);
+    }
+    const { code, output } = await spawnCollecting('pnpm', ['pack', '--pack-destination', out], cwd);
     const file = `${pkg.name.replace('@', '').replace('/', '-')}-${pkg.version}.tgz`;
-    if (!existsSync(join(out, file))) {
-      console.error(`${label}: expected ${join(out, file)}`);
-      process.exit(1);
-    }
-    tarballs.set(pkg.name.replace('@service-pay/', ''), join(out, file));
+    if (code !== 0 || !existsSync(join(out, file)))
+      throw new Error(`${label}: pnpm pack in ${dir} wrote no ${join(out, file)}\n${output}`);
     console.log(`   packed ${pkg.name}@${pkg.version}`);
+    return [pkg.name.replace('@service-pay/', ''), join(out, file)];
+  };
+  try {
+    // Each `pnpm pack` is mostly pnpm starting up: all at once.
+    return new Map(await Promise.all(packages.map(packOne)));
+  } catch (error) {
+    console.error(error.message);
+    process.exit(1);
+  } finally {
+    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
   }
-  return tarballs;
+}
+
+/** Runs a command to its end; its exit code and its output (stdout and stderr together). */
+function spawnCollecting(command, commandArgs, cwd) {
+  return new Promise((resolve) => {
+    const child = spawn(command, commandArgs, { cwd });
+    let text = '';
+    child.stdout.on('data', (chunk) => {
+      text += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      text += chunk;
+    });
+    child.on('error', (error) => resolve({ code: 1, output: error.message }));
+    child.on('close', (status) => resolve({ code: status, output: text }));
+  });
 }
