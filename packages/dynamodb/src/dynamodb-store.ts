@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClaimOutcome, DedupeStore, TransactionalStore, TransactionClaim } from '@service-pay/core';
+import { noteLeaseStore } from './lease-store-notice.js';
 import { LeaseTable } from './lease-table.js';
 import { doneItem } from './record-item.js';
 import { checkTableName } from './table-name.js';
@@ -292,8 +293,9 @@ export const DynamoDbStore = function DynamoDbStore(
   if (transactional !== undefined && typeof transactional !== 'boolean') {
     throw new TypeError('DynamoDbStore: transactional must be true or false.');
   }
-  return transactional === true
-    ? new TransactionalDynamoDbStore(resolved, options as DynamoDbTransactionalStoreOptions)
-    : new LeaseStore(resolved);
+  if (transactional === true)
+    return new TransactionalDynamoDbStore(resolved, options as DynamoDbTransactionalStoreOptions);
+  noteLeaseStore();
+  return new LeaseStore(resolved);
 } as unknown as DynamoDbStoreConstructor;
 (DynamoDbStore as unknown as { prototype: object }).prototype = Base.prototype;

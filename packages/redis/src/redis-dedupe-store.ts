@@ -8,6 +8,7 @@ import {
 } from './clients/node-redis-commands.js';
 import type { RedisCommands, StoreScript } from './clients/redis-commands.js';
 import { isUpstashLike, type UpstashLike, upstashCommands } from './clients/upstash-commands.js';
+import { noteLeaseStore } from './lease-store-notice.js';
 
 /**
  * Every client the store takes, told apart by shape: ioredis `Redis` and `Cluster`, iovalkey (the same
@@ -222,6 +223,7 @@ export class RedisDedupeStore implements DedupeStore {
     if (typeof prefix !== 'string') throw new TypeError('RedisDedupeStore: keyPrefix must be a string.');
     this.#redis = redis;
     this.#prefix = prefix;
+    noteLeaseStore();
   }
 
   /**
