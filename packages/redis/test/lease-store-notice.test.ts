@@ -7,7 +7,7 @@ async function freshStore() {
   const { RedisDedupeStore } = await import('../src/index.js');
   return RedisDedupeStore;
 }
-const client = () => new Redis({ lazyConnect: true, port: 6379, host: '127.0.0.1' });
+const client = () => new Redis({ lazyConnect: true });
 
 afterEach(() => {
   vi.unstubAllEnvs();
