@@ -399,7 +399,9 @@ describe('service-pay trigger without a running simulator', () => {
     // standalone simulator with it.
     expect(r.stdout).not.toMatch(/attempt 2/);
     expect(r.stderr).toMatch(/fix: the app refused the signature \(SIGNATURE_MISMATCH\)/);
-    expect(r.stderr).toMatch(/Stopped there: no retry fixes a set-up\. Fix the app, then trigger again\./);
+    expect(r.stderr).toMatch(
+      /Stopped there: every retry would get the same answer\. Fix the app, then trigger again\./,
+    );
   });
 
   it('exit 3 when no simulator answers and there is nowhere to send; --json errors are JSON', async () => {
@@ -483,7 +485,9 @@ describe('trigger explains every receiver error, resend sends a payment again', 
     expect(r.stderr).toMatch(
       /fix: the app cannot see the raw body \(RAW_BODY_UNAVAILABLE\): The signature is computed over the exact raw body, .*Mount serviceWebhook\(\) before express\.json\(\)\.\n/,
     );
-    expect(r.stderr).toMatch(/Stopped there: no retry fixes a set-up\..*'service-pay resend p_\w+' sends it again now/);
+    expect(r.stderr).toMatch(
+      /Stopped there: every retry would get the same answer\..*'service-pay resend p_\w+' sends it again now/,
+    );
     expect(attempts).toEqual([500]);
     sim.child.kill('SIGINT');
     await sim.exit;

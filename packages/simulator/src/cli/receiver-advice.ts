@@ -3,9 +3,10 @@ import { DEFAULT_SECRETS_FILE } from './dev-secrets.js';
 import { receiverRefusal } from './format.js';
 
 /**
- * What a failed attempt means for the person at the terminal: the fix, and whether it is the app's set-up
- * (`setup`: a retry meets the same answer until someone changes the app, so waiting out the sender's
- * retries is pointless) or something a retry may well get past (a busy payment, a store that was down).
+ * What a failed attempt means for the person at the terminal: the fix, and whether a retry can change the
+ * answer. `setup`: the app's set-up, code or data causes it, so every retry meets the same answer until
+ * someone changes the app, and waiting out the sender's retries is pointless. Otherwise a retry may well get
+ * past it (a busy payment, a store that was down, a handler that failed once).
  */
 export interface Advice {
   /** One line, printed after `fix: `. */
@@ -43,6 +44,8 @@ const SETUP_CODES: Record<string, (message: string, target: string) => string> =
     `the webhook handler's options are wrong (INVALID_OPTIONS: ${message}); fix them and restart the app`,
   WRITE_OUTSIDE_TRANSACTION: (message) =>
     `onPaymentPaid wrote outside ctx.tx (WRITE_OUTSIDE_TRANSACTION: ${message}); write through ctx.tx, restart the app, then 'service-pay resend <paymentId>'`,
+  PAYLOAD_CONFLICT: () =>
+    'the app saw this payment before with other fields (PAYLOAD_CONFLICT, logged as an alert): the same payment id with another order, token or amount; no retry credits it, a person must look',
   QUERY_NOT_AWAITED: (message) =>
     `onPaymentPaid returned before awaiting a ctx.tx query (QUERY_NOT_AWAITED: ${message}); await it, restart the app, then 'service-pay resend <paymentId>'`,
 };
@@ -59,8 +62,8 @@ const PASSING_CODES: Record<string, (message: string) => string> = {
     `the app's database refused the commit (COMMIT_FAILED: ${message}); nothing was credited, the sender retries`,
   STORE_UNAVAILABLE: () =>
     "the app's store (its database or Redis) did not answer (STORE_UNAVAILABLE): is it running and reachable from the app? The sender retries",
-  PAYLOAD_CONFLICT: () =>
-    'the app saw this payment before with other fields (PAYLOAD_CONFLICT, logged as an alert): a payment id reused with another order or amount; nothing is retried into a credit, a person must look',
+  BODY_TIMEOUT: () =>
+    'the body reached the app slower than its bodyTimeoutMs (BODY_TIMEOUT): something in front of the route holds it back; the sender retries',
   INTERNAL_ERROR: (message) =>
     `the SDK failed inside the app (INTERNAL_ERROR: ${message}); the app's log has the stack`,
 };

@@ -82,7 +82,9 @@ export async function resendCommand(args: string[], io: Io): Promise<number> {
   if (v.json)
     io.out(JSON.stringify({ paymentId, deliveries: followed.deliveries, problems: followed.fixes, stopped }, null, 2));
   else if (stopped)
-    io.err(`Stopped there: no retry fixes a set-up. Fix the app, then 'service-pay resend ${paymentId}' again.`);
+    io.err(
+      `Stopped there: every retry would get the same answer. Fix the app, then 'service-pay resend ${paymentId}' again.`,
+    );
   else if (!followed.settled)
     for (const d of followed.deliveries) io.out(`${d.deliveryId} ${d.kind}: still ${d.state} after ${waitMs} ms`);
   return !stopped && followed.deliveries.every((d) => d.state === 'succeeded') ? EXIT.OK : EXIT.FAILURE;

@@ -176,8 +176,8 @@ export async function triggerCommand(args: string[], io: Io): Promise<number> {
       if (stopped)
         io.err(
           standalone
-            ? 'Stopped there: no retry fixes a set-up. Fix the app, then trigger again.'
-            : `Stopped there: no retry fixes a set-up. The simulator at ${baseUrl} keeps retrying on its schedule; once the app is fixed, 'service-pay resend ${paid.paymentId}' sends it again now. 'service-pay deliveries' shows the attempts.`,
+            ? 'Stopped there: every retry would get the same answer. Fix the app, then trigger again.'
+            : `Stopped there: every retry would get the same answer. The simulator at ${baseUrl} keeps retrying on its schedule; once the app is fixed, 'service-pay resend ${paid.paymentId}' sends it again now. 'service-pay deliveries' shows the attempts.`,
         );
     }
     return ok ? EXIT.OK : EXIT.FAILURE;
