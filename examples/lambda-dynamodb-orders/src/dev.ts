@@ -37,6 +37,11 @@ const emulator = !env.DYNAMODB_ENDPOINT
   ? await startDynamoDbLocal({
       ...(env.DYNAMODB_PORT ? { port: Number(env.DYNAMODB_PORT) } : {}),
       ...(env.DYNAMODB_DATA_DIR ? { dbPath: env.DYNAMODB_DATA_DIR } : {}),
+    }).catch((error: Error) => {
+      console.error(
+        `DynamoDB Local did not start: ${error.message}\nOr set DYNAMODB_ENDPOINT to a DynamoDB Local already running (such as docker run -p 8000:8000 amazon/dynamodb-local).`,
+      );
+      process.exit(1);
     })
   : undefined;
 const endpoint = env.DYNAMODB_ENDPOINT || (emulator?.endpoint as string);

@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateMerchant, type Simulator, startSimulator } from '@service-pay/simulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,6 +113,38 @@ describe('pnpm dev: DynamoDB Local and the function behind a local API Gateway, 
     await expect.poll(() => accepts(Number(new URL(started.listening).port)), { timeout: 10_000 }).toBe(false);
     const port = Number(new URL(started.dynamodb).port);
     await expect.poll(() => accepts(port), { timeout: 10_000 }).toBe(false);
+  });
+});
+
+describe('pnpm dev without Java', () => {
+  it('says what to install, or to point DYNAMODB_ENDPOINT at a running one (exit 1, not a bare ENOENT)', async () => {
+    // A PATH with node and nothing else: no java.
+    const dir = await mkdtemp(join(tmpdir(), 'no-java-'));
+    await symlink(process.execPath, join(dir, 'node'));
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'src/dev.ts'], {
+        cwd: exampleDir,
+        env: {
+          ...process.env,
+          PATH: dir,
+          PORT: '0',
+          SERVICE_API_URL: sim.url,
+          SERVICE_API_KEY: 'k',
+          SERVICE_API_SECRET: 's',
+          SERVICE_WEBHOOK_SECRET: 'w',
+          DYNAMODB_ENDPOINT: '',
+        },
+      });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    await rm(dir, { recursive: true, force: true });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /DynamoDB Local did not start: .*\ncould not run java \(ENOENT\): DynamoDB Local needs Java 17 or newer on the PATH/,
+    );
+    expect(r.stderr).toMatch(/Or set DYNAMODB_ENDPOINT to a DynamoDB Local already running/);
   });
 });
 
