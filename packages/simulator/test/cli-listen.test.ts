@@ -215,6 +215,7 @@ describe('service-pay listen', { timeout: 30_000 }, () => {
     child.stdout.on('data', (c: Buffer) => (out += c));
     await expect.poll(() => out, { timeout: 15_000 }).toMatch(/from another terminal: .*\n/);
     expect(out).toContain('Trigger an event from another terminal: npx service-pay trigger payment.paid');
+    expect(out).toContain('Send a payment again once the app is fixed: npx service-pay resend <paymentId>');
     // The keys once, as the variables simulate prints too.
     expect(out.match(/SERVICE_WEBHOOK_SECRET=whsec_\S+/g)).toHaveLength(1);
     expect(out).not.toMatch(/webhookSecret\s/);

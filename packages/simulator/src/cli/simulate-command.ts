@@ -71,7 +71,8 @@ ${RUN_FLAGS_HELP}
 
 Then, in another terminal:
   service-pay trigger payment.paid --amount 12.50
-  service-pay deliveries`;
+  service-pay deliveries
+  service-pay resend <paymentId>      (again, now, once the app is fixed)`;
 
 const RUN_FLAGS = {
   config: { type: 'string' },
@@ -185,6 +186,7 @@ export async function listenCommand(args: string[], io: Io, stopSignal: () => Pr
         banner(sim),
         `The dev keys above are kept in ${path} (${created ? 'created now' : 'reused'}): the same on every run here.`,
         'Trigger an event from another terminal: npx service-pay trigger payment.paid --amount 12.50',
+        'Send a payment again once the app is fixed: npx service-pay resend <paymentId>',
         `Forward target: ${target.summary}`,
       ].join('\n'),
     );
