@@ -3,6 +3,7 @@ import type { WebhookError } from '../errors/webhook-error.js';
 import type { AttemptResult } from '../pipeline/attempt.js';
 import { StoreTimeoutError } from '../pipeline/store-call.js';
 import { StorePoolFullError } from '../pipeline/store-pool.js';
+import { FailingPayments } from './failing-payments.js';
 import { safeLog, type WebhookLogger } from './logger.js';
 import type { AttemptSource, Outcome, OutcomeKind } from './outcome.js';
 import { RateLimiter } from './rate-limit.js';
@@ -57,10 +58,14 @@ const TIMEOUT_ROLLED_BACK =
  * `onOutcome`. Refusals at warn (rate-limited per code: the first, then a count every 10 s, so a
  * scanner cannot flood the log with 401s, 405s or 413s), clients gone mid-body at debug (rate-limited too); credits at info; duplicates and busy answers at debug; conflicts,
  * rejections, timeouts and failures at error. A few refusals mean the merchant's setup is wrong rather than
- * the request: for those a hint with the fix is logged once (per hint), at warn.
+ * the request: for those a hint with the fix is logged once (per hint), at warn. A failing handler's error,
+ * stack included, is logged at a payment's first failure; each later failure of the same payment is one
+ * short line, rate-limited per code like the refusals.
  */
 export class Reporter {
   readonly #refusals: RateLimiter;
+  readonly #retries: RateLimiter;
+  readonly #failing = new FailingPayments();
   readonly #hinted = new Set<string>();
 
   constructor(
@@ -71,7 +76,14 @@ export class Reporter {
     this.#refusals = new RateLimiter(REFUSAL_LOG_PERIOD_MS, (code, suppressed) => {
       const fields = { code, status: STATUS_BY_CODE[code as WebhookErrorCode], suppressed };
       const period = `in the last ${REFUSAL_LOG_PERIOD_MS / 1000} s`;
-      if (code === 'CLIENT_DISCONNECTED') {
+      if (code === 'PROBE') {
+        safeLog(
+          logger,
+          'debug',
+          { code: 'MISSING_SIGNATURE', status: 401, probe: true, suppressed },
+          `${suppressed} more reachability checks ${period}.`,
+        );
+      } else if (code === 'CLIENT_DISCONNECTED') {
         safeLog(
           logger,
           'debug',
@@ -79,6 +91,14 @@ export class Reporter {
           `${suppressed} more clients went away before the body was complete ${period}.`,
         );
       } else safeLog(logger, 'warn', fields, `${suppressed} more deliveries were refused with ${code} ${period}.`);
+    });
+    this.#retries = new RateLimiter(REFUSAL_LOG_PERIOD_MS, (code, suppressed) => {
+      safeLog(
+        logger,
+        'error',
+        { code, status: STATUS_BY_CODE[code as WebhookErrorCode], suppressed },
+        `${suppressed} more attempts of payments that had failed before failed again with ${code} in the last ${REFUSAL_LOG_PERIOD_MS / 1000} s.`,
+      );
     });
   }
 
@@ -108,6 +128,21 @@ export class Reporter {
     this.#emit(failed ? 'failed' : 'refused', subject, error.code);
   }
 
+  /**
+   * `service-pay listen`'s reachability check: an unsigned request, answered 401 as any, but logged at debug
+   * (rate-limited with the refusals of its code), since nobody sent a delivery.
+   */
+  probe(error: WebhookError, subject: ReportSubject): void {
+    if (this.#refusals.admit('PROBE'))
+      safeLog(
+        this.logger,
+        'debug',
+        { code: error.code, status: error.status, probe: true },
+        `Answered a reachability check (service-pay listen) ${error.status} ${error.code}, as any unsigned request; not a delivery.`,
+      );
+    this.#emit('refused', subject, error.code);
+  }
+
   /** A reconciled payment the service does not say is PAID: nothing to do yet. */
   notPaid(subject: ReportSubject, status: string): void {
     safeLog(
@@ -123,6 +158,16 @@ export class Reporter {
   attempt(result: AttemptResult, subject: ReportSubject): void {
     const code = codeOf(result);
     const level = LEVEL_OF[result.outcome];
+    if (subject.paymentId !== undefined) {
+      if (result.outcome === 'failed') {
+        const failures = this.#failing.failed(subject.paymentId);
+        if (failures > 1) {
+          this.#logRepeatedFailure(result, subject, failures);
+          this.#emit(result.outcome, subject, code, result.handlerMs);
+          return;
+        }
+      } else if (result.outcome !== 'in-progress') this.#failing.settled(subject.paymentId);
+    }
     // Most deliveries are credits and duplicates, logged at info and debug: with a logger that has no such
     // level (the console default), no fields are built at all.
     if (this.logger[level] !== undefined) this.#logAttempt(result, subject, code, level);
@@ -163,6 +208,33 @@ export class Reporter {
         safeLog(this.logger, level, fields, result.rolledBack === true ? TIMEOUT_ROLLED_BACK : MESSAGES.timeout);
         break;
     }
+  }
+
+  /**
+   * A payment whose failure (with its stack) was logged before failed again: one short line, without the
+   * stack, rate-limited per code like the refusals (the first in a window, then a count).
+   */
+  #logRepeatedFailure(
+    result: Extract<AttemptResult, { outcome: 'failed' }>,
+    subject: ReportSubject,
+    failures: number,
+  ): void {
+    if (!this.#retries.admit(result.code)) return;
+    const error = result.error;
+    const said = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    safeLog(
+      this.logger,
+      'error',
+      {
+        ...subject.logFields,
+        code: result.code,
+        status: STATUS_BY_CODE[result.code],
+        handlerMs: result.handlerMs,
+        failures,
+        ...(subject.source === 'reconciliation' ? { source: subject.source } : {}),
+      },
+      `${result.code === 'COMMIT_FAILED' ? 'The commit' : 'onPaymentPaid'} failed again (failure ${failures} of this payment here; its stack was logged at the first): ${said.replace(/\s+/g, ' ').slice(0, 200)}`,
+    );
   }
 
   /**

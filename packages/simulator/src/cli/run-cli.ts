@@ -4,6 +4,7 @@ import { ControlApiError } from './control-client.js';
 import { DELIVERIES_HELP, deliveriesCommand } from './deliveries-command.js';
 import type { Io } from './io.js';
 import { UnsafeFileError } from './private-files.js';
+import { RESEND_HELP, resendCommand } from './resend-command.js';
 import { SEND_HELP, sendCommand } from './send-command.js';
 import { SIGN_HELP, signCommand } from './sign-command.js';
 import { LISTEN_HELP, listenCommand, SIMULATE_HELP, simulateCommand } from './simulate-command.js';
@@ -16,6 +17,7 @@ Commands:
   listen       run the simulator and forward every webhook to your app (--forward-to URL),
                with dev keys kept in .service-pay/dev-secrets.json
   trigger      create and pay a test payment: 'service-pay trigger payment.paid --amount 12.50'
+  resend       send a paid payment's webhook again, now: 'service-pay resend p_...'
   deliveries   print the delivery log of the running simulator
   simulate     run the payment service locally (dashboard, merchant API, webhooks, control API)
   send         sign payment.paid deliveries and POST them to your endpoint (no simulator)
@@ -32,6 +34,7 @@ Exit codes: 0 done, 1 the work failed, 2 bad usage, 3 no simulator answered.`;
 const HELP: Record<string, string> = {
   listen: LISTEN_HELP,
   trigger: TRIGGER_HELP,
+  resend: RESEND_HELP,
   deliveries: DELIVERIES_HELP,
   simulate: SIMULATE_HELP,
   send: SEND_HELP,
@@ -63,6 +66,8 @@ export async function runCli(args: string[], io: Io, stopSignal: () => Promise<s
         return await listenCommand(rest, io, stopSignal);
       case 'trigger':
         return await triggerCommand(rest, io);
+      case 'resend':
+        return await resendCommand(rest, io);
       case 'deliveries':
         return await deliveriesCommand(rest, io);
       case 'send':
