@@ -162,6 +162,17 @@ export class PendingQueries {
     return answer === undefined ? NOT_LATE : answer;
   }
 
+  /**
+   * A nested transaction the handler opened on `ctx.tx` (Knex's `trx.transaction()`, which MikroORM's
+   * `em.transactional(fn, { ctx: ctx.tx })` opens as a savepoint) sends its statements through its own
+   * object, not `ctx.tx`: held in the delivery's scope until it ends (`executionPromise`), so the store
+   * commits after its writes, even when the handler did not await it. One property read per eager result.
+   */
+  #holdNested(value: unknown): void {
+    const ending = (value as { executionPromise?: unknown } | null | undefined)?.executionPromise;
+    if (ending instanceof Promise && typeof value === 'function') this.scope?.hold(ending);
+  }
+
   /** The failure with which the server rolled the delivery's transaction back, if one was seen. */
   get aborted(): unknown {
     return this.#aborted;
@@ -426,7 +437,10 @@ export class PendingQueries {
       // at is never reported as unhandled. The handler's reactions are on the query itself, no step between.
       promiseThen.call(
         result,
-        () => eager.delete(watched),
+        (value) => {
+          eager.delete(watched);
+          this.#holdNested(value);
+        },
         (error: unknown) => this.#fail(error),
       );
       eager.add(watched);
