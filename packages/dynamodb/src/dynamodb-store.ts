@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ClaimOutcome, DedupeStore, InboxDraft, TransactionalStore, TransactionClaim } from '@service-pay/core';
-import { DynamoDbStoreError } from './errors.js';
+import type { ClaimOutcome, DedupeStore, TransactionalStore, TransactionClaim } from '@service-pay/core';
 import { LeaseTable } from './lease-table.js';
 import { doneItem } from './record-item.js';
 import { checkTableName } from './table-name.js';
@@ -174,25 +173,6 @@ function resolve(options: unknown): Resolved {
   };
 }
 
-/**
- * A client built with `cacheMiddleware: true` resolves each command's middleware once, on its first send,
- * and keeps that handler: a command the app sent before the store was built keeps running without the
- * write guard the store adds to the stack, and the SDK gives no public way to drop the cache. Refused
- * rather than guarded in part.
- */
-function refuseCachedMiddleware(options: unknown): void {
-  const { client, documentClient } = options as { client?: unknown; documentClient?: unknown };
-  const config = (client ?? documentClient) as { config?: { cacheMiddleware?: unknown } };
-  if (config.config?.cacheMiddleware !== true) return;
-  throw new DynamoDbStoreError(
-    'UNGUARDED_CLIENT',
-    "the client was built with cacheMiddleware: true. The SDK then keeps each command's middleware from its " +
-      'first send, so a command the app sent before this store was built would skip the guard that refuses ' +
-      'writes beside ctx.tx during a delivery (and a retried delivery would credit twice). Give the store a ' +
-      'client without cacheMiddleware (the default); the app may keep a cached client of its own for other work.',
-  );
-}
-
 function positive(name: string, value: unknown, fallback: number, infinite = false): number {
   if (value === undefined) return fallback;
   if (typeof value === 'number' && value > 0 && (Number.isSafeInteger(value) || (infinite && value === Infinity))) {
@@ -260,7 +240,12 @@ class TransactionalDynamoDbStore extends Base implements DynamoDbTransactionalSt
     guardWrites(this.#stack, this, resolved.client);
   }
 
-  async begin(key: string, fingerprint: string, draft?: InboxDraft): Promise<TransactionClaim<DynamoDbTransaction>> {
+  /** `draft`: the pipeline's `InboxDraft`, whose payment a late use's error names. */
+  async begin(
+    key: string,
+    fingerprint: string,
+    draft?: { readonly paymentId?: string },
+  ): Promise<TransactionClaim<DynamoDbTransaction>> {
     const token = randomUUID();
     const outcome = await this.table.claim(key, token, fingerprint, this.#leaseMs);
     if (outcome.state === 'completed') return outcome;
@@ -316,7 +301,6 @@ export const DynamoDbStore = function DynamoDbStore(
   if (transactional !== undefined && typeof transactional !== 'boolean') {
     throw new TypeError('DynamoDbStore: transactional must be true or false.');
   }
-  if (transactional === true) refuseCachedMiddleware(options);
   return transactional === true
     ? new TransactionalDynamoDbStore(resolved, options as DynamoDbTransactionalStoreOptions)
     : new LeaseStore(resolved);

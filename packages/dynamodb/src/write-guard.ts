@@ -1,4 +1,5 @@
 import { clientGuard, WriteOutsideTransactionError, wrapMethod } from '@service-pay/core/node';
+import { DynamoDbStoreError } from './errors.js';
 import { isPartiqlSelect } from './partiql-select.js';
 
 /** What the guard needs of a client: its public middleware stack (`client.middlewareStack`). */
@@ -62,9 +63,11 @@ let refusedInSend: Promise<never> | undefined;
  * `WriteOutsideTransactionError`, recorded in the delivery's scope, so a refusal the handler caught or
  * never awaited still fails the delivery. The store's own requests (`asStoreWork`), commands inside
  * `ctx.outsideTransaction`, and every command from other contexts or after the delivery pass untouched.
- * The step is added once per stack, however many stores share the client.
+ * The step is added once per stack, however many stores share the client. A client that caches its
+ * middleware is refused (`refuseCachedMiddleware`).
  */
 export function guardWrites(stack: MiddlewareStackLike, store: object, client: object): void {
+  refuseCachedMiddleware(client);
   const guard = clientGuard(stack, store, 'DynamoDbStore');
   guardSend(client);
   if (guardedStacks.has(stack)) return;
@@ -107,4 +110,20 @@ function guardSend(client: object): void {
       refusedInSend = outer;
     }
   });
+}
+
+/**
+ * A client built with `cacheMiddleware: true` resolves each command's middleware once, on its first send,
+ * and keeps that handler: a command the app sent before the store was built keeps running without the
+ * guard's step, and the SDK gives no public way to drop the cache. Refused rather than guarded in part.
+ */
+function refuseCachedMiddleware(client: object): void {
+  if ((client as { config?: { cacheMiddleware?: unknown } }).config?.cacheMiddleware !== true) return;
+  throw new DynamoDbStoreError(
+    'UNGUARDED_CLIENT',
+    "the client was built with cacheMiddleware: true. The SDK then keeps each command's middleware from its " +
+      'first send, so a command the app sent before this store was built would skip the guard that refuses ' +
+      'writes beside ctx.tx during a delivery (and a retried delivery would credit twice). Give the store a ' +
+      'client without cacheMiddleware (the default); the app may keep a cached client of its own for other work.',
+  );
 }
