@@ -85,9 +85,11 @@ export async function transactionAttempt<Tx, T>(
       return conclusion.concluded({ outcome: 'timeout', handlerMs, rolledBack: true }, input);
     }
     if (settled.kind === 'threw' && !engine.isRejection(settled.error)) {
-      // A guard's refusal is the cause, whatever the client wrapped it in on its way to the handler.
+      // Rolled back with the handler's error first: a store may read a refusal into it there (a driver's
+      // error that reveals a write beside ctx.tx). A guard's refusal is then the cause, whatever the client
+      // wrapped it in on its way to the handler.
+      await rollback(engine, session.rollback.bind(session), settled.error, input);
       const error = scope?.refusal ?? settled.error;
-      await rollback(engine, session.rollback.bind(session), error, input);
       return conclusion.concluded({ outcome: 'failed', code: 'HANDLER_FAILED', error, handlerMs }, input);
     }
     const rejected = settled.kind === 'threw';
