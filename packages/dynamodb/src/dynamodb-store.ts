@@ -151,6 +151,8 @@ interface Resolved {
   table: LeaseTable;
   document: boolean;
   stack: MiddlewareStackLike;
+  /** The client (or document client) as given. */
+  client: object;
 }
 
 function resolve(options: unknown): Resolved {
@@ -168,6 +170,7 @@ function resolve(options: unknown): Resolved {
     table: new LeaseTable(given as never, checkTableName(tableName), autoMigrate !== false),
     document: documentClient !== undefined,
     stack: given.middlewareStack as MiddlewareStackLike,
+    client: given as object,
   };
 }
 
@@ -235,19 +238,25 @@ class TransactionalDynamoDbStore extends Base implements DynamoDbTransactionalSt
     this.#stack = resolved.stack;
     this.#leaseMs = positive('leaseMs', options.leaseMs, 60_000);
     this.#retainMs = positive('retainMs', options.retainMs, 30 * DAY_MS, true);
-    guardWrites(this.#stack);
+    guardWrites(this.#stack, this, resolved.client);
   }
 
-  async begin(key: string, fingerprint: string): Promise<TransactionClaim<DynamoDbTransaction>> {
+  /** `draft`: the pipeline's `InboxDraft`, whose payment a late use's error names. */
+  async begin(
+    key: string,
+    fingerprint: string,
+    draft?: { readonly paymentId?: string },
+  ): Promise<TransactionClaim<DynamoDbTransaction>> {
     const token = randomUUID();
     const outcome = await this.table.claim(key, token, fingerprint, this.#leaseMs);
     if (outcome.state === 'completed') return outcome;
     if (outcome.state === 'in-progress') return { state: 'in-progress', retryAfterMs: outcome.retryAfterMs };
     const session = new DynamoDbSession(
-      { table: this.table, document: this.#document, retainMs: this.#retainMs, stack: this.#stack },
+      { table: this.table, document: this.#document, retainMs: this.#retainMs, store: this },
       key,
       token,
       fingerprint,
+      draft?.paymentId,
     );
     return { state: 'claimed', session: session as never };
   }

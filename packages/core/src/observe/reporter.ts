@@ -238,6 +238,27 @@ export class Reporter {
   }
 
   /**
+   * After an attempt ended, work its handler left running used `ctx.tx`: that write was not made, and the
+   * attempt may have been answered 200. At error, naming the payment, with its own code and outcome, so
+   * an alert on either finds it (the delivery's own outcome was reported before).
+   */
+  lateUse(error: Error, subject: ReportSubject): void {
+    safeLog(
+      this.logger,
+      'error',
+      {
+        ...subject.logFields,
+        code: 'LATE_TX_USE',
+        status: STATUS_BY_CODE.LATE_TX_USE,
+        err: error,
+      },
+      `ctx.tx was used after the delivery of payment ${subject.paymentId ?? '(unknown)'} had ended: that write was NOT made. ` +
+        'Await every ctx.tx call inside onPaymentPaid, then check this payment.',
+    );
+    this.#emit('late-use', subject, 'LATE_TX_USE');
+  }
+
+  /**
    * Something nobody expected broke outside `onPaymentPaid` (a bug of the library's); the answer is a 500
    * and the sender retries. Its own code, `INTERNAL_ERROR`, so metrics do not blame the merchant's handler.
    */

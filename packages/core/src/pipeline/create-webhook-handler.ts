@@ -63,6 +63,7 @@ export function createWebhookHandler<S extends WebhookStore = DedupeStore>(
       reporter.attempt(result, attempt);
       return answerFor(result, o.pipeline.leaseMs);
     },
+    lateUse: (error, attempt) => reporter.lateUse(error, attempt),
     broke: (error, attempt) => {
       reporter.unexpected(error, attempt);
       return UNEXPECTED_ANSWER;
