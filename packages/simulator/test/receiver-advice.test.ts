@@ -41,7 +41,13 @@ const STOP: WebhookErrorCode[] = [
   'QUERY_NOT_AWAITED',
 ];
 /** Never an answer a sender reads: a 2xx, a client gone, the reconciler's own. */
-const NOT_ANSWERS: WebhookErrorCode[] = ['UNSUPPORTED_EVENT', 'CLIENT_DISCONNECTED', 'PAYMENT_READ_FAILED'];
+const NOT_ANSWERS: WebhookErrorCode[] = [
+  'UNSUPPORTED_EVENT',
+  'CLIENT_DISCONNECTED',
+  'PAYMENT_READ_FAILED',
+  // Reported after the delivery was answered: the write came too late to change the answer.
+  'LATE_TX_USE',
+];
 
 describe('adviceFor: a fix line for every receiver error', () => {
   const codes = (Object.keys(STATUS_BY_CODE) as WebhookErrorCode[]).filter((c) => !NOT_ANSWERS.includes(c));
