@@ -3,7 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
-import { freePort } from '@service-pay/test-kit';
+import { freePort, testServers } from '@service-pay/test-kit';
+import pg from 'pg';
 import ts from 'typescript';
 import { afterAll, expect, it } from 'vitest';
 
@@ -11,11 +12,21 @@ import { afterAll, expect, it } from 'vitest';
 // `export default app` on Node starts nothing and the process exits).
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 const children: ChildProcess[] = [];
-afterAll(() => {
+// The quick start credits into the reader's own `credits` table: a schema of this run's, so the shared test
+// database's other tables are out of its way (the store's inbox table lands there too).
+const schema = `readme_hono_${process.pid}_${Date.now()}`;
+const admin = new pg.Pool({ connectionString: testServers().postgresUrl, max: 1 });
+afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
+  await admin.query(`drop schema if exists ${schema} cascade`);
+  await admin.end();
 });
 
-it('the quick start installs what it imports, listens on PORT, and credits a signed delivery', async () => {
+it('the quick start installs what it imports, listens on PORT, and credits a signed delivery once', async () => {
+  await admin.query(`create schema ${schema}`);
+  await admin.query(`create table ${schema}.credits (payment_id text, order_no text, amount numeric)`);
+  const databaseUrl = new URL(testServers().postgresUrl);
+  databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
   const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
   const install = /```sh\n(.*)\n```/.exec(readme)?.[1] ?? '';
   const source = /```ts\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
@@ -30,7 +41,7 @@ it('the quick start installs what it imports, listens on PORT, and credits a sig
   // Run from the package folder, so `@service-pay/hono` resolves to this package's build.
   const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
     cwd: packageDir,
-    env: { ...process.env, PORT: String(port), SERVICE_WEBHOOK_SECRET: secret },
+    env: { ...process.env, PORT: String(port), SERVICE_WEBHOOK_SECRET: secret, DATABASE_URL: String(databaseUrl) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -46,6 +57,10 @@ it('the quick start installs what it imports, listens on PORT, and credits a sig
       () => 0,
     );
   await expect.poll(deliver, { timeout: 15_000, interval: 100 }).toBe(200);
-  await expect.poll(() => output).toContain(`credit order ${event.orderNo} ${event.amount}`);
+  expect(await deliver()).toBe(200); // a redelivery: a duplicate, not a second credit
+  const { rows } = await admin.query(`select order_no, amount::text from ${schema}.credits where payment_id = $1`, [
+    event.paymentId,
+  ]);
+  expect(rows, output).toEqual([{ order_no: event.orderNo, amount: event.amount }]);
   expect(child.exitCode).toBeNull(); // still listening
 }, 30_000);
