@@ -48,9 +48,9 @@ export async function transactionAttempt<Tx, T>(
           () => {},
         )
         .catch(() => {});
-      return conclusion.concluded({ outcome: 'unavailable', error: explainStoreTimeout(error, store) }, input);
+      return engine.conclude(conclusion, { outcome: 'unavailable', error: explainStoreTimeout(error, store) }, input);
     }
-    if (claim.state !== 'claimed') return conclusion.concluded(seenBefore(claim, input.fingerprint), input);
+    if (claim.state !== 'claimed') return engine.conclude(conclusion, seenBefore(claim, input.fingerprint), input);
 
     const { session } = claim;
     const attempt = engine.running.create(input.key, undefined, engine.now(), input);
@@ -79,13 +79,13 @@ export async function transactionAttempt<Tx, T>(
           'onPaymentPaid finished after its deadline; its transaction had been rolled back.',
         ),
       );
-      return conclusion.concluded({ outcome: 'timeout', handlerMs, rolledBack: true }, input);
+      return engine.conclude(conclusion, { outcome: 'timeout', handlerMs, rolledBack: true }, input);
     }
     if (settled.kind === 'threw' && !engine.isRejection(settled.error)) {
       // A guard's refusal is the cause, whatever the client wrapped it in on its way to the handler.
       const error = session.refusal?.() ?? settled.error;
       await rollback(engine, session.rollback.bind(session), error, input);
-      return conclusion.concluded({ outcome: 'failed', code: 'HANDLER_FAILED', error, handlerMs }, input);
+      return engine.conclude(conclusion, { outcome: 'failed', code: 'HANDLER_FAILED', error, handlerMs }, input);
     }
     const rejected = settled.kind === 'threw';
     const record: InboxRecord = {
@@ -104,11 +104,12 @@ export async function transactionAttempt<Tx, T>(
       // await) is the handler's failure, not the database's: logged as such, with the refusal as its error.
       const refused = session.refusal?.();
       if (refused !== undefined && refused === error) {
-        return conclusion.concluded({ outcome: 'failed', code: 'HANDLER_FAILED', error, handlerMs }, input);
+        return engine.conclude(conclusion, { outcome: 'failed', code: 'HANDLER_FAILED', error, handlerMs }, input);
       }
-      return conclusion.concluded({ outcome: 'failed', code: 'COMMIT_FAILED', error, handlerMs }, input);
+      return engine.conclude(conclusion, { outcome: 'failed', code: 'COMMIT_FAILED', error, handlerMs }, input);
     }
-    return conclusion.concluded(
+    return engine.conclude(
+      conclusion,
       rejected
         ? { outcome: 'rejected', reason: record.reason as string, handlerMs }
         : { outcome: 'credited', handlerMs },
