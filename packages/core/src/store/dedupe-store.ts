@@ -54,7 +54,7 @@ export interface DedupeStore {
    * Optional: the operator's ledger of failing payments, in the store's own database. Given, the pipeline
    * records every verified attempt that failed there, apart from the attempt itself (see `PaymentLedger`).
    */
-  readonly ledger?: PaymentLedger;
+  readonly ledger?: PaymentLedger | undefined;
   /** Takes the lease on `key` for `leaseMs` unless it is held or completed. */
   claim(key: string, token: string, fingerprint: string, leaseMs: number): Promise<ClaimOutcome>;
   /**

@@ -111,7 +111,7 @@ export interface TransactionalStore<Tx> {
    * Optional: the operator's ledger of failing payments, in the store's own database, written outside the
    * delivery's transaction (which rolled back) in a statement of its own (see `PaymentLedger`).
    */
-  readonly ledger?: PaymentLedger;
+  readonly ledger?: PaymentLedger | undefined;
   /**
    * Opens a transaction and takes `key` without waiting: held by another transaction -> `in-progress`;
    * already recorded -> `completed` with the recorded fingerprint; else `claimed` with the open session.
