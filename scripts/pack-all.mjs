@@ -2,11 +2,12 @@
 // `pnpm pack:all`: every package's tarball in one folder (`tarballs/`), and the `npm install` line that
 // installs them in an app. Until the packages are on the npm registry, this is how an app gets them: `pnpm
 // pack` writes the tarball a publish would upload (workspace ranges turned into versions), so npm
-// resolves `@service-pay/core` from its own tarball beside the adapter's. Run `pnpm build` first.
-import { spawnSync } from 'node:child_process';
+// resolves `@service-pay/core` from its own tarball beside the adapter's. Run `pnpm build` first (the
+// tarballs carry the type declarations it writes); `pnpm pack:shop` packs the quick start's five alone.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packInto } from './lib/workspace.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = join(root, 'tarballs');
@@ -27,21 +28,7 @@ if (unbuilt.length > 0) {
   process.exit(1);
 }
 
-const tarballs = new Map();
-for (const { dir, pkg } of packages) {
-  const result = spawnSync('pnpm', ['pack', '--pack-destination', out], { cwd: dir, encoding: 'utf8' });
-  if (result.status !== 0) {
-    console.error(`pack:all: pnpm pack failed in ${dir}\n${result.stdout}${result.stderr}`);
-    process.exit(1);
-  }
-  const file = `${pkg.name.replace('@', '').replace('/', '-')}-${pkg.version}.tgz`;
-  if (!existsSync(join(out, file))) {
-    console.error(`pack:all: expected ${join(out, file)}`);
-    process.exit(1);
-  }
-  tarballs.set(pkg.name.replace('@service-pay/', ''), join(out, file));
-  console.log(`packed ${pkg.name}@${pkg.version}`);
-}
+const tarballs = await packInto(out, packages, 'pack:all');
 
 const line = (...names) => `npm install ${names.map((name) => tarballs.get(name)).join(' ')}`;
 console.log(`

@@ -1,8 +1,11 @@
 import { defineConfig } from 'vitest/config';
+import { sourceAliases } from '../../vitest.shared.js';
 
 // Every file talks to AWS's DynamoDB Local, started by the global setup on a free loopback port (fetched
 // once into a cache folder, never part of the install); the fault rows start emulators of their own.
 export default defineConfig({
+  // The other packages from their source: an edit in one is seen here with no rebuild.
+  resolve: { alias: sourceAliases() },
   test: {
     name: 'dynamodb',
     include: ['test/**/*.test.ts'],

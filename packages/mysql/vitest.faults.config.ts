@@ -1,8 +1,11 @@
 import { defineConfig } from 'vitest/config';
+import { sourceAliases } from '../../vitest.shared.js';
 
 // The fault rows on a MariaDB server of their own (killed with -9 and restarted under app processes). They
 // run after the unit and conformance tier (group 1 of `pnpm test`), beside at most one other fault file.
 export default defineConfig({
+  // The other packages from their source: an edit in one is seen here with no rebuild.
+  resolve: { alias: sourceAliases() },
   test: {
     name: 'mysql-faults',
     include: ['test/faults/**/*.test.ts'],

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { sourceAliases } from '../../vitest.shared.js';
 
 // The same NestJS test files again, against NestJS 11 (test/nest11 installs it): every `@nestjs/*` import of
 // the tests and of the module's source resolves there, and Nest's own imports follow from its own folder.
@@ -12,6 +13,8 @@ export default defineConfig({
         find: /^@nestjs\/(common|core|testing|platform-express|platform-fastify)(\/package\.json)?$/,
         replacement: `${nest11}@nestjs/$1$2`,
       },
+      // The other packages from their source, as in the NestJS 12 run.
+      ...sourceAliases(),
     ],
   },
   test: {

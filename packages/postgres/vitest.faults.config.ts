@@ -1,9 +1,12 @@
 import { defineConfig } from 'vitest/config';
+import { sourceAliases } from '../../vitest.shared.js';
 
 // The files that stop and restart a PostgreSQL server of their own (initdb and pg_ctl on a free loopback
 // port) under app processes: the fault rows per client, and the pool without an error listener. They run
 // after the unit and conformance tier (group 1 of `pnpm test`), two files at a time.
 export default defineConfig({
+  // The other packages from their source: an edit in one is seen here with no rebuild.
+  resolve: { alias: sourceAliases() },
   test: {
     name: 'postgres-faults',
     include: ['test/faults/**/*.test.ts', 'test/pool-errors.test.ts'],

@@ -3,6 +3,7 @@ import { createFetchHandler, signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { MySqlStore } from '@service-pay/mysql';
 import { KyselyStore } from '@service-pay/mysql/kysely';
+import { testServers } from '@service-pay/test-kit';
 import { Kysely, MysqlDialect } from 'kysely';
 import mysqlCallbacks from 'mysql2';
 import mysql from 'mysql2/promise';
@@ -12,7 +13,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 // own on the machine's MariaDB: stores that run no DDL of their own (`autoMigrate: false`), MySqlStore on
 // mysql2 and an ORM store (Kysely), then credit each first delivery once. Both lock a key through the
 // file's `_keys` slots: without its rows each answers 503.
-const SERVER_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+const SERVER_URL = testServers().mysqlUrl;
 const database = `t_inbox_schema_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 const secret = 'whsec_inbox_schema_test_0123456789';
 const url = new URL(SERVER_URL);

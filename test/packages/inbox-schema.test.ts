@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs';
 import { createFetchHandler, signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { PostgresStore } from '@service-pay/postgres';
+import { testServers } from '@service-pay/test-kit';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
 // docs/sql/postgres-inbox.sql, the DDL for teams that own their schema, applied to an empty schema of its
 // own: a store that runs no DDL of its own (`autoMigrate: false`) then credits the first delivery once.
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DATABASE_URL = testServers().postgresUrl;
 const schema = `t_inbox_schema_${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 const secret = 'whsec_inbox_schema_test_0123456789';
 const documented = readFileSync(new URL('../../docs/sql/postgres-inbox.sql', import.meta.url), 'utf8');

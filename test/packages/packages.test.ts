@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
-import { freePort, testDeadline, waitFor } from '@service-pay/test-kit';
+import { freePort, testDeadline, testServers, waitFor } from '@service-pay/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // What a user meets first: each published package's metadata, its tarball's files, and its README, which
@@ -184,7 +184,7 @@ export const rejected = new PaymentRejectedError('x');
     };
 
     it('waits for ready, then builds the handler', async () => {
-      const { code, output } = await start('redis://127.0.0.1:6379');
+      const { code, output } = await start(testServers().redisUrl);
       expect(output).toContain('quick start ready: function');
       expect(code).toBe(0);
     }, 60_000);

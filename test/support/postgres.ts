@@ -1,7 +1,8 @@
+import { testServers } from '@service-pay/test-kit';
 import pg from 'pg';
 
-/** The machine's PostgreSQL (trust auth on 127.0.0.1), database `test`, unless DATABASE_URL says otherwise. */
-export const POSTGRES_URL = process.env.CHAOS_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The shared PostgreSQL (`TEST_POSTGRES_URL`; test-kit's `testServers`). */
+export const POSTGRES_URL = testServers().postgresUrl;
 
 export async function connectPostgres(): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: POSTGRES_URL });

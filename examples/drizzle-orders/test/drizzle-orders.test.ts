@@ -12,7 +12,9 @@ import type { CreditPayment } from '../src/credit.ts';
 import { creditOrder } from '../src/credit.ts';
 import { type DrizzleShop, openShop } from '../src/shop.ts';
 
-const POSTGRES_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+// The shared PostgreSQL, by the variable every test reads (@service-pay/test-kit's testServers).
+const POSTGRES_URL =
+  process.env.TEST_POSTGRES_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
 /**
  * A PostgreSQL URL whose tables live in a schema of their own: each simulator numbers its payments from

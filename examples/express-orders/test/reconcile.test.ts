@@ -20,8 +20,10 @@ import { startExpressShop } from './start-shop.js';
  *
  * Every case prints nothing but its figures, collected per store and printed at the end as one line.
  */
-const POSTGRES_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+// The shared servers, by the variables every test reads (@service-pay/test-kit's testServers).
+const POSTGRES_URL =
+  process.env.TEST_POSTGRES_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379/0';
 
 const stores = [
   { store: 'postgres', label: 'PostgresStore, credits without a unique constraint' },

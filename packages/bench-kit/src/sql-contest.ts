@@ -33,9 +33,9 @@ const ROUNDS = contestRounds(process.env.CONTEST_ROUNDS);
  * Rounds of warm-up (JIT, plans, connections) before anything is counted or timed, each contestant on its
  * own: the ratios are a server's that has been up a while. V8 compiles a function to optimized code only
  * after it ran enough, and the store's path (pipeline, claim, guards) is longer than the hand-rolled
- * transaction: after one round (300 deliveries of each kind) parts of it still ran in the baseline tiers
- * through the first timed rounds, which cost the store 0.02-0.07 of its fresh ratio (Kysely 0.88-0.93x
- * against 0.93-0.95x after ten, same build, 28 Nov 2026).
+ * transaction: after one round (300 deliveries of each kind) parts of it still run in the baseline tiers
+ * through the first timed rounds, which costs the store 0.02-0.07 of its fresh ratio (Kysely on PostgreSQL,
+ * one round of warm-up against ten, the same build).
  */
 const WARM_UP_ROUNDS = 10;
 

@@ -1,5 +1,6 @@
 import { describe } from './describe-value.js';
 import { describeCause, ServiceInputError } from './errors.js';
+import { timerMs } from './timer-ms.js';
 
 /**
  * How `createServiceClient` retries a failed request. Every field is optional; `retry: false` turns
@@ -23,7 +24,8 @@ export interface RetryOptions {
   maxDelayMs?: number | undefined;
   /**
    * Time for a whole call: every attempt and every wait. An attempt gets what is left of it when that is
-   * less than `timeoutMs`; a wait that would end past it is not taken. Default 30 000 ms.
+   * less than `timeoutMs`; a wait that would end past it is not taken. Default 30 000 ms; at most
+   * 2,147,483,647 (what a timer holds), `Infinity` for no deadline of its own (held at that maximum).
    */
   deadlineMs?: number | undefined;
   /** Source of the jitter, a number in [0, 1). Default `Math.random`. */
@@ -106,9 +108,10 @@ export function resolveRetry(retry: RetryOptions | boolean | undefined): RetryPo
   };
   return {
     maxAttempts: whole('maxAttempts', 1),
-    baseDelayMs: whole('baseDelayMs', 0),
-    maxDelayMs: whole('maxDelayMs', 0),
-    deadlineMs: whole('deadlineMs', 1),
+    // Each bounds a wait the sleep's timer takes: the backoff by maxDelayMs, a Retry-After by deadlineMs.
+    baseDelayMs: timerMs(given.baseDelayMs, RETRY_DEFAULTS.baseDelayMs, 'retry.baseDelayMs', 0),
+    maxDelayMs: timerMs(given.maxDelayMs, RETRY_DEFAULTS.maxDelayMs, 'retry.maxDelayMs', 0),
+    deadlineMs: timerMs(given.deadlineMs, RETRY_DEFAULTS.deadlineMs, 'retry.deadlineMs', 1, true),
     random: fn('random', Math.random),
     sleep: fn('sleep', timerSleep),
   };

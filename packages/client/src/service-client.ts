@@ -20,6 +20,7 @@ import {
   summarizeFailure,
 } from './retry-policy.js';
 import { signApiRequest } from './sign-api-request.js';
+import { timerMs } from './timer-ms.js';
 
 /**
  * Options of `createServiceClient`.
@@ -42,7 +43,7 @@ export interface ServiceClientOptions {
   apiSecret: string;
   /** A fetch implementation. Default: the global `fetch`, looked up at call time. */
   fetch?: typeof globalThis.fetch | undefined;
-  /** Per-attempt limit for the whole answer, headers and body. Default 10 000 ms. */
+  /** Per-attempt limit for the whole answer, headers and body. Default 10 000 ms; at most 2,147,483,647 (what a timer holds). */
   timeoutMs?: number | undefined;
   /**
    * The largest answer body read, in bytes. Default 1 MiB (a payment is under 1 KB). A larger one is
@@ -205,10 +206,7 @@ function resolveOptions(options: ServiceClientOptions): Resolved {
   if (typeof options.apiSecret !== 'string' || options.apiSecret.length === 0) {
     throw bad('apiSecret', 'apiSecret must be a non-empty string.');
   }
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) {
-    throw bad('timeoutMs', `timeoutMs must be a whole number of milliseconds > 0, got ${describe(timeoutMs)}.`);
-  }
+  const timeoutMs = timerMs(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs', 1);
   const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < 1024) {
     throw bad(
@@ -317,7 +315,8 @@ async function sendOnce(
       });
       if (isRedirect(response)) {
         await response.body?.cancel().catch(() => undefined);
-        return { ok: false, failure: redirectFailure(response, `${method} ${fullPath}`, o.origin) };
+        const failure = redirectFailure(response, `${method} ${fullPath}`, o.origin, authorization);
+        return { ok: false, failure };
       }
       const read = await readCapped(response, o.maxResponseBytes);
       if (read === undefined) {
@@ -341,7 +340,7 @@ async function sendOnce(
     }
     if (!response.ok) {
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), o.now());
-      const { code, message } = apiErrorBody(text, response.status, `${method} ${fullPath}`);
+      const { code, message } = apiErrorBody(text, response.status, `${method} ${fullPath}`, authorization);
       return { ok: false, failure: { kind: 'http', status: response.status, code, message, retryAfterMs } };
     }
     const payment = toPayment(text);
@@ -430,13 +429,13 @@ function isRedirect(response: Response): boolean {
  * is signed over its path, and a redirect elsewhere would hand a signed order to a server not configured
  * as `baseUrl`. The message names where it pointed (its origin only, and only if it parses).
  */
-function redirectFailure(response: Response, what: string, origin: string): AttemptFailure {
+function redirectFailure(response: Response, what: string, origin: string, authorization: string): AttemptFailure {
   let target = 'somewhere the runtime does not show';
   const location = response.headers.get('location');
   if (location !== null) {
     try {
       const to = new URL(location, origin).origin;
-      target = to === origin ? `the same origin (${to})` : `another origin (${printable(to)})`;
+      target = to === origin ? `the same origin (${to})` : `another origin (${printable(to, authorization)})`;
     } catch {
       target = 'an unparseable Location';
     }
@@ -459,31 +458,71 @@ function warnInsecure(origin: string): void {
   else console.warn(message);
 }
 
-/** Server text made safe to print: control characters (newlines, escapes) become spaces; at most 500 characters. */
-function printable(text: string): string {
+/**
+ * Server text made safe to print: control characters (newlines, escapes) become spaces; at most 500
+ * characters. The request's own `Authorization` value and its signature, which a server may echo, become
+ * `[redacted]` before the cut (so no prefix of them is left); text that still spells the signature once
+ * its other characters are dropped (split by spaces or control characters) is not shown at all.
+ */
+function printable(text: string, authorization: string): string {
+  const redacted = redact(text, authorization);
   // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing them is the point (forged log lines).
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim();
+  const clean = redacted.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim();
+  if (spellsSignature(clean, authorization)) return "[not shown: it spelled this request's signature]";
   return clean.length > 500 ? `${clean.slice(0, 500)}...` : clean;
 }
 
+/** `text` without the Authorization value or its signature, in any letter case. */
+function redact(text: string, authorization: string): string {
+  let out = text;
+  for (const secret of [authorization, signatureOf(authorization)]) {
+    out = out.replace(new RegExp(secret.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&'), 'gi'), '[redacted]');
+  }
+  return out;
+}
+
+/** Whether the hex digits of `text`, in order, contain the signature (hex, 64 digits). */
+function spellsSignature(text: string, authorization: string): boolean {
+  return text
+    .replace(/[^0-9a-f]/gi, '')
+    .toLowerCase()
+    .includes(signatureOf(authorization).toLowerCase());
+}
+
+const signatureOf = (authorization: string) => authorization.slice(authorization.lastIndexOf('=') + 1);
+
 /** The spec's error body `{ error, message }`, or `HTTP_ERROR` with an excerpt of whatever came instead. */
-function apiErrorBody(text: string, status: number, what: string): { code: string; message: string } {
+function apiErrorBody(
+  text: string,
+  status: number,
+  what: string,
+  authorization: string,
+): { code: string; message: string } {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseJson(text);
   } catch {
     // Not the spec's error body: a proxy or load balancer answered. Keep a little of it for the log.
   }
   const body = parsed as { error?: unknown; message?: unknown } | undefined;
   // The code is what callers branch on: only a plain identifier is taken as one.
-  if (body !== null && typeof body === 'object' && typeof body.error === 'string' && CODE.test(body.error)) {
+  // A code that carries the signature is no code: the body is then reported as an excerpt, redacted.
+  if (
+    body !== null &&
+    typeof body === 'object' &&
+    typeof body.error === 'string' &&
+    CODE.test(body.error) &&
+    redact(body.error, authorization) === body.error &&
+    !spellsSignature(body.error, authorization)
+  ) {
     const message =
-      typeof body.message === 'string' && printable(body.message).length > 0
-        ? printable(body.message)
+      typeof body.message === 'string' && printable(body.message, authorization).length > 0
+        ? printable(body.message, authorization)
         : `${what} failed with ${body.error}.`;
     return { code: body.error, message };
   }
-  const excerpt = printable(text.length > 200 ? `${text.slice(0, 200)}...` : text);
+  const redacted = redact(text, authorization);
+  const excerpt = printable(redacted.length > 200 ? `${redacted.slice(0, 200)}...` : redacted, authorization);
   return {
     code: 'HTTP_ERROR',
     message: `${what} answered ${status} without an error body${excerpt ? `: ${excerpt}` : '.'}`,
@@ -493,7 +532,7 @@ function apiErrorBody(text: string, status: number, what: string): { code: strin
 function toPayment(text: string): Payment | undefined {
   let p: Partial<Payment> | null = null;
   try {
-    p = JSON.parse(text);
+    p = parseJson(text) as Partial<Payment> | null;
   } catch {
     // Reported by the caller with the same code as any other body that is not a payment.
   }
@@ -501,6 +540,22 @@ function toPayment(text: string): Payment | undefined {
     return undefined;
   }
   return p as Payment;
+}
+
+/**
+ * JSON.parse without the keys `__proto__`, `constructor` and `prototype` (also written with `\u` escapes),
+ * as the webhook path parses: never a payment field, and an own `__proto__` on a returned payment would
+ * surprise code that spreads or merges it. The reviver costs a call per value, so it runs only when the
+ * text could hold one of them.
+ */
+function parseJson(text: string): unknown {
+  const mayHoldReservedKey =
+    text.includes('__proto__') || text.includes('constructor') || text.includes('prototype') || text.includes('\\u');
+  return mayHoldReservedKey ? JSON.parse(text, dropReservedKeys) : JSON.parse(text);
+}
+
+function dropReservedKeys(key: string, value: unknown): unknown {
+  return key === '__proto__' || key === 'constructor' || key === 'prototype' ? undefined : value;
 }
 
 /**

@@ -41,6 +41,7 @@ export { defaultDedupeKey, type HandlerOptions } from './pipeline/handler-option
 export type { PipelineOptions } from './pipeline/pipeline-options.js';
 export { StoreTimeoutError } from './pipeline/store-call.js';
 export { StorePoolFullError, type StorePoolState } from './pipeline/store-pool.js';
+export { MAX_TIMER_MS, type TimerMsOptions, timerMs } from './pipeline/timer-ms.js';
 export {
   createReconciler,
   type ReadPayment,

@@ -89,6 +89,6 @@ describe('bodyTimeoutMs', () => {
     for (const bodyTimeoutMs of [0, -1, Number.NaN, '10'])
       expect(() =>
         createWebhookHandler({ secret: SECRET, bodyTimeoutMs: bodyTimeoutMs as number, onPaymentPaid: () => {} }),
-      ).toThrow(/options\.bodyTimeoutMs must be a positive number/);
+      ).toThrow(/options\.bodyTimeoutMs must be a number of milliseconds above 0/);
   });
 });

@@ -4,7 +4,6 @@ import {
   clientGuard,
   OwnTransactionError,
   openDelivery,
-  outsideDelivery,
   refuseOwnTransactions,
   WriteOutsideTransactionError,
 } from '../src/node/index.js';
@@ -100,7 +99,7 @@ describe('the delivery guard: refusals carried through the delivery, never throw
     await expect(later).resolves.toBe('background');
   });
 
-  it('knows only the stores given the client, and nothing inside outsideDelivery', async () => {
+  it('knows only the stores given the client, and nothing inside scope.outside', async () => {
     const pool = {};
     const scope = {};
     const guard = clientGuard(pool, scope, 'TestStore');
@@ -111,9 +110,9 @@ describe('the delivery guard: refusals carried through the delivery, never throw
     const delivery = openDelivery(scope);
     await delivery.run(async () => {
       expect(guard.running()?.store).toBe('TestStore');
-      expect(outsideDelivery(() => guard.running())).toBeUndefined();
+      expect(delivery.outside(() => guard.running())).toBeUndefined();
       // A lazy thenable is started inside, not from the awaiting code.
-      const seen = await outsideDelivery(() => ({
+      const seen = await delivery.outside(() => ({
         // biome-ignore lint/suspicious/noThenProperty: a lazy query is a thenable
         then: (resolve: (value: unknown) => void) => resolve(guard.running()),
       }));

@@ -3,6 +3,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ClaimOutcome, DedupeStore, PaymentLedger, TransactionalStore, TransactionClaim } from '@service-pay/core';
 import { DynamoDbLedger } from './dynamodb-ledger.js';
+import { noteLeaseStore } from './lease-store-notice.js';
 import { LeaseTable } from './lease-table.js';
 import { doneItem } from './record-item.js';
 import { checkTableName } from './table-name.js';
@@ -155,6 +156,8 @@ interface Resolved {
   table: LeaseTable;
   document: boolean;
   stack: MiddlewareStackLike;
+  /** The client (or document client) as given. */
+  client: object;
 }
 
 function resolve(options: unknown): Resolved {
@@ -172,6 +175,7 @@ function resolve(options: unknown): Resolved {
     table: new LeaseTable(given as never, checkTableName(tableName), autoMigrate !== false),
     document: documentClient !== undefined,
     stack: given.middlewareStack as MiddlewareStackLike,
+    client: given as object,
   };
 }
 
@@ -242,19 +246,25 @@ class TransactionalDynamoDbStore extends Base implements DynamoDbTransactionalSt
     this.#stack = resolved.stack;
     this.#leaseMs = positive('leaseMs', options.leaseMs, 60_000);
     this.#retainMs = positive('retainMs', options.retainMs, 30 * DAY_MS, true);
-    guardWrites(this.#stack);
+    guardWrites(this.#stack, this, resolved.client);
   }
 
-  async begin(key: string, fingerprint: string): Promise<TransactionClaim<DynamoDbTransaction>> {
+  /** `draft`: the pipeline's `InboxDraft`, whose payment a late use's error names. */
+  async begin(
+    key: string,
+    fingerprint: string,
+    draft?: { readonly paymentId?: string },
+  ): Promise<TransactionClaim<DynamoDbTransaction>> {
     const token = randomUUID();
     const outcome = await this.table.claim(key, token, fingerprint, this.#leaseMs);
     if (outcome.state === 'completed') return outcome;
     if (outcome.state === 'in-progress') return { state: 'in-progress', retryAfterMs: outcome.retryAfterMs };
     const session = new DynamoDbSession(
-      { table: this.table, document: this.#document, retainMs: this.#retainMs, stack: this.#stack },
+      { table: this.table, document: this.#document, retainMs: this.#retainMs, store: this },
       key,
       token,
       fingerprint,
+      draft?.paymentId,
     );
     return { state: 'claimed', session: session as never };
   }
@@ -300,8 +310,9 @@ export const DynamoDbStore = function DynamoDbStore(
   if (transactional !== undefined && typeof transactional !== 'boolean') {
     throw new TypeError('DynamoDbStore: transactional must be true or false.');
   }
-  return transactional === true
-    ? new TransactionalDynamoDbStore(resolved, options as DynamoDbTransactionalStoreOptions)
-    : new LeaseStore(resolved);
+  if (transactional === true)
+    return new TransactionalDynamoDbStore(resolved, options as DynamoDbTransactionalStoreOptions);
+  noteLeaseStore();
+  return new LeaseStore(resolved);
 } as unknown as DynamoDbStoreConstructor;
 (DynamoDbStore as unknown as { prototype: object }).prototype = Base.prototype;

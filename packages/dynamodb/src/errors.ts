@@ -1,5 +1,3 @@
-import type { WebhookErrorCode } from '@service-pay/core';
-
 /**
  * Every way the DynamoDB store refuses or fails, as a stable code:
  * - `TRANSACTION_TOO_LARGE`: the handler queued more writes than one `TransactWriteItems` takes (100 items,
@@ -15,6 +13,8 @@ import type { WebhookErrorCode } from '@service-pay/core';
  *   dedupe record's own item, an item over 400 KB, ...).
  * - `TRANSACTION_CANCELED`: cancelled for a reason not listed above (see `reasons`).
  * - `TABLE_MISSING`: the store's table does not exist and was not created (auto-creation off, or denied).
+ * - `UNGUARDED_CLIENT`: a transactional store was given a client built with `cacheMiddleware: true`,
+ *   whose cached commands the write guard cannot reach.
  *
  * @example
  * ```ts
@@ -30,7 +30,8 @@ export type DynamoDbStoreErrorCode =
   | 'TRANSACTION_THROTTLED'
   | 'TRANSACTION_INVALID'
   | 'TRANSACTION_CANCELED'
-  | 'TABLE_MISSING';
+  | 'TABLE_MISSING'
+  | 'UNGUARDED_CLIENT';
 
 /**
  * One cancellation reason of a `TransactWriteItems`, as DynamoDB gave it, with the index of the write it
@@ -73,34 +74,5 @@ export class DynamoDbStoreError extends Error {
     this.name = 'DynamoDbStoreError';
     this.code = code;
     this.reasons = options.reasons ?? [];
-  }
-}
-
-/**
- * What the handler gets for a write sent through the client given to the store, beside `ctx.tx`, while a
- * delivery's transaction is open: that write would stay even when the delivery fails, and the sender's
- * retry would credit again. Code `WRITE_OUTSIDE_TRANSACTION`.
- *
- * @example
- * ```ts
- * if (error instanceof WriteOutsideTransactionError) console.error('queue the write on ctx.tx');
- * ```
- */
-export class WriteOutsideTransactionError extends Error {
-  /** Stable code for logs and tests (core's code table: answered 500, the delivery unrecorded). */
-  readonly code = 'WRITE_OUTSIDE_TRANSACTION' satisfies WebhookErrorCode;
-  /** The refused command, e.g. `PutItemCommand`. */
-  readonly command: string;
-
-  constructor(command: string) {
-    super(
-      `DynamoDbStore: onPaymentPaid sent ${command} through the client given to the store while the delivery's ` +
-        'transaction is open. Queue the write on ctx.tx instead (ctx.tx.put / update / delete / conditionCheck): ' +
-        'it commits in one TransactWriteItems with the dedupe record, or not at all. A write sent on its own ' +
-        'stays even when the delivery fails, and the retry credits again. Reads are allowed. (A write that must ' +
-        'survive a failed delivery: send it through another client instance.)',
-    );
-    this.name = 'WriteOutsideTransactionError';
-    this.command = command;
   }
 }

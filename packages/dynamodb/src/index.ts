@@ -1,3 +1,5 @@
+/** Core's class, re-exported: `instanceof` works whichever package it is imported from. */
+export { LateTxUseError, WriteOutsideTransactionError } from '@service-pay/core/node';
 export {
   type DynamoDbClientOption,
   type DynamoDbLeaseStore,
@@ -12,7 +14,6 @@ export {
   type CancellationReason,
   DynamoDbStoreError,
   type DynamoDbStoreErrorCode,
-  WriteOutsideTransactionError,
 } from './errors.js';
 export {
   type DocumentWrites,

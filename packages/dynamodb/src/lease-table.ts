@@ -1,5 +1,6 @@
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { ClaimOutcome } from '@service-pay/core';
+import { asStoreWork } from '@service-pay/core/node';
 import {
   ATTR,
   CLAIMABLE,
@@ -13,7 +14,6 @@ import {
   toAttributes,
 } from './record-item.js';
 import { createTable, isTableMissing, type Sender, tableMissing } from './table.js';
-import { asStore } from './write-guard.js';
 
 const isConditionFailed = (error: unknown): boolean =>
   (error as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
@@ -46,12 +46,12 @@ export class LeaseTable {
   /** Sends one of the store's requests; a missing table is created (once) and the request sent again. */
   async send<T>(command: unknown): Promise<T> {
     try {
-      return await asStore(() => this.client.send(command));
+      return await asStoreWork(() => this.client.send(command));
     } catch (error) {
       if (!isTableMissing(error)) throw error;
       if (!this.autoMigrate) throw tableMissing(this.tableName, error);
       await this.migrate();
-      return asStore(() => this.client.send(command));
+      return asStoreWork(() => this.client.send(command));
     }
   }
 

@@ -4,9 +4,9 @@ import {
   DescribeTimeToLiveCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
+import { asStoreWork } from '@service-pay/core/node';
 import { DynamoDbStoreError } from './errors.js';
 import { ATTR, TTL_ATTRIBUTE } from './record-item.js';
-import { asStore } from './write-guard.js';
 
 /** What the store sends its requests through: either client (a document client passes low-level commands on). */
 export interface Sender {
@@ -28,7 +28,7 @@ const ACTIVE_WAIT_MS = 120_000;
  */
 export async function createTable(client: Sender, tableName: string): Promise<void> {
   try {
-    await asStore(() =>
+    await asStoreWork(() =>
       client.send(
         new CreateTableCommand({
           TableName: tableName,
@@ -42,11 +42,11 @@ export async function createTable(client: Sender, tableName: string): Promise<vo
     if (errorName(error) !== 'ResourceInUseException') throw explainDenied(error, tableName, 'CreateTable');
   }
   await waitActive(client, tableName);
-  const ttl = await asStore(() => client.send(new DescribeTimeToLiveCommand({ TableName: tableName })));
+  const ttl = await asStoreWork(() => client.send(new DescribeTimeToLiveCommand({ TableName: tableName })));
   const status = ttl.TimeToLiveDescription?.TimeToLiveStatus;
   if (status === 'ENABLED' || status === 'ENABLING') return;
   try {
-    await asStore(() =>
+    await asStoreWork(() =>
       client.send(
         new UpdateTimeToLiveCommand({
           TableName: tableName,
@@ -56,7 +56,7 @@ export async function createTable(client: Sender, tableName: string): Promise<vo
     );
   } catch (error) {
     // Another process turned it on in between: DynamoDB says so with a ValidationException.
-    const again = await asStore(() => client.send(new DescribeTimeToLiveCommand({ TableName: tableName })));
+    const again = await asStoreWork(() => client.send(new DescribeTimeToLiveCommand({ TableName: tableName })));
     const now = again.TimeToLiveDescription?.TimeToLiveStatus;
     if (now !== 'ENABLED' && now !== 'ENABLING') throw explainDenied(error, tableName, 'UpdateTimeToLive');
   }
@@ -65,7 +65,7 @@ export async function createTable(client: Sender, tableName: string): Promise<vo
 async function waitActive(client: Sender, tableName: string): Promise<void> {
   const started = Date.now();
   for (let delay = 100; ; delay = Math.min(delay * 2, 2_000)) {
-    const { Table } = await asStore(() => client.send(new DescribeTableCommand({ TableName: tableName })));
+    const { Table } = await asStoreWork(() => client.send(new DescribeTableCommand({ TableName: tableName })));
     if (Table?.TableStatus === 'ACTIVE') return;
     if (Date.now() - started > ACTIVE_WAIT_MS) {
       throw new DynamoDbStoreError(

@@ -1,11 +1,11 @@
 import { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import type { InboxRecord, TransactionSession } from '@service-pay/core';
+import { asStoreWork, type DeliveryScope, openDelivery } from '@service-pay/core/node';
 import { explainCommitFailure } from './cancellation.js';
 import { DynamoDbStoreError } from './errors.js';
 import type { LeaseTable } from './lease-table.js';
 import { ATTR, doneItem, type NativeItem, STILL_OURS, toAttributes } from './record-item.js';
 import { QueuedTransaction } from './transaction.js';
-import { asStore, type DeliveryScope, inDelivery } from './write-guard.js';
 
 type LibDynamoDb = typeof import('@aws-sdk/lib-dynamodb');
 let libDynamoDb: Promise<LibDynamoDb> | undefined;
@@ -20,17 +20,19 @@ export interface SessionSettings {
   table: LeaseTable;
   document: boolean;
   retainMs: number;
-  /** The middleware stack of the client the store was given: the write guard's scope. */
-  stack: object;
+  /** The store, as its client's write guard knows it (`guardWrites`). */
+  store: object;
 }
 
 /**
  * One delivery holding its key by a lease: the handler queues its writes on `tx`, and `commit` sends them
- * with the record in one `TransactWriteItems` conditioned on the lease still being this delivery's.
+ * with the record in one `TransactWriteItems` conditioned on the lease still being this delivery's. Its
+ * scope records what was refused meanwhile (a write sent through the store's client, a write `tx` could
+ * not take): any refusal fails the commit, whether the handler caught it or not.
  */
 export class DynamoDbSession implements TransactionSession<QueuedTransaction> {
-  readonly tx = new QueuedTransaction();
-  readonly #scope: DeliveryScope;
+  readonly tx: QueuedTransaction;
+  readonly scope: DeliveryScope;
   #ended = false;
 
   constructor(
@@ -38,18 +40,24 @@ export class DynamoDbSession implements TransactionSession<QueuedTransaction> {
     private readonly key: string,
     private readonly token: string,
     private readonly fingerprint: string,
+    paymentId: string | undefined,
   ) {
-    this.#scope = { stack: settings.stack, open: true };
-  }
-
-  run<T>(handler: () => Promise<T>): Promise<T> {
-    return inDelivery(this.#scope, handler);
+    this.scope = openDelivery(settings.store, paymentId);
+    this.tx = new QueuedTransaction(this.scope);
   }
 
   async commit(record: InboxRecord): Promise<void> {
     if (this.#ended) throw new DynamoDbStoreError('DELIVERY_ENDED', 'commit after the delivery ended.');
+    const holding = this.scope.settled();
+    if (holding !== undefined) await holding;
+    const refused = this.scope.end();
     const writes = this.tx.end();
-    this.#scope.open = false;
+    if (refused !== undefined) {
+      // A refusal the handler caught, or never awaited, still fails the delivery: nothing is recorded and
+      // the sender's retry runs it again.
+      await this.rollback(refused);
+      throw refused;
+    }
     const item = doneItem(this.key, this.token, this.fingerprint, Date.now() + this.settings.retainMs, {
       outcome: record.outcome,
       paymentId: record.paymentId,
@@ -79,7 +87,7 @@ export class DynamoDbSession implements TransactionSession<QueuedTransaction> {
 
   async rollback(_reason: unknown): Promise<void> {
     this.tx.end();
-    this.#scope.open = false;
+    this.scope.end();
     if (this.#ended) return;
     this.#ended = true;
     // Frees the key at once. Conditioned on the lease only, not on its clock: after a commit whose answer
@@ -99,7 +107,9 @@ export class DynamoDbSession implements TransactionSession<QueuedTransaction> {
       const record = {
         Put: { ...condition, Item: item, ExpressionAttributeValues: { ':lease': 'lease', ':tok': this.token } },
       };
-      await asStore(() => table.client.send(new TransactWriteCommand({ TransactItems: [...writes, record] as never })));
+      await asStoreWork(() =>
+        table.client.send(new TransactWriteCommand({ TransactItems: [...writes, record] as never })),
+      );
       return;
     }
     const record = {
@@ -109,7 +119,7 @@ export class DynamoDbSession implements TransactionSession<QueuedTransaction> {
         ExpressionAttributeValues: { ':lease': { S: 'lease' }, ':tok': { S: this.token } },
       },
     };
-    await asStore(() =>
+    await asStoreWork(() =>
       table.client.send(new TransactWriteItemsCommand({ TransactItems: [...writes, record] as never })),
     );
   }

@@ -1,5 +1,6 @@
 import type { ConditionCheck, Delete, Put, Update } from '@aws-sdk/client-dynamodb';
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DeliveryScope } from '@service-pay/core/node';
 import { DynamoDbStoreError } from './errors.js';
 
 /** DynamoDB's most items in one `TransactWriteItems`; the dedupe record takes one of them. */
@@ -73,10 +74,16 @@ export interface DynamoDbTransaction<W extends LowLevelWrites | DocumentWrites =
 
 type Item = { Put?: unknown; Update?: unknown; Delete?: unknown; ConditionCheck?: unknown };
 
-/** The queue behind `ctx.tx`; the session takes its items once, at commit. */
+/**
+ * The queue behind `ctx.tx`; the session takes its items once, at commit. A write it cannot take (past the
+ * limit, not a write's shape) is thrown to the handler and recorded in the delivery's scope, so the
+ * delivery fails even when the handler caught it: a credit dropped there must never commit as handled.
+ */
 export class QueuedTransaction implements DynamoDbTransaction<LowLevelWrites | DocumentWrites> {
   readonly #items: Item[] = [];
   #ended = false;
+
+  constructor(private readonly scope: DeliveryScope) {}
 
   get size(): number {
     return this.#items.length;
@@ -106,6 +113,9 @@ export class QueuedTransaction implements DynamoDbTransaction<LowLevelWrites | D
 
   #push(item: Item, method: string): void {
     if (this.#ended) {
+      // Reported as a late use (the payment's log line, outcome and flag); work the handler left running
+      // gets nothing thrown at it once the handler has returned, since nobody would catch it.
+      if (this.scope.lateUse('DynamoDbStore', `ctx.tx.${method}(…)`) !== undefined) return;
       throw new DynamoDbStoreError(
         'DELIVERY_ENDED',
         `ctx.tx.${method}() after the delivery ended (committed, or rolled back at its deadline): the write is not sent.`,
@@ -117,16 +127,25 @@ export class QueuedTransaction implements DynamoDbTransaction<LowLevelWrites | D
       typeof input !== 'object' ||
       typeof (input as { TableName?: unknown }).TableName !== 'string'
     ) {
-      throw new TypeError(`DynamoDbStore: ctx.tx.${method}() takes the SDK's ${method} input, with a TableName.`);
+      throw this.#refused(
+        new TypeError(`DynamoDbStore: ctx.tx.${method}() takes the SDK's ${method} input, with a TableName.`),
+      );
     }
     if (this.#items.length >= TRANSACT_WRITE_LIMIT - 1) {
-      throw new DynamoDbStoreError(
-        'TRANSACTION_TOO_LARGE',
-        `ctx.tx holds at most ${TRANSACT_WRITE_LIMIT - 1} writes: DynamoDB commits at most ${TRANSACT_WRITE_LIMIT} ` +
-          'items in one TransactWriteItems, and the dedupe record is one of them. Nothing was sent; the delivery fails ' +
-          'and is not recorded. Write fewer items per payment (an aggregate item, or the lines in one item).',
+      throw this.#refused(
+        new DynamoDbStoreError(
+          'TRANSACTION_TOO_LARGE',
+          `ctx.tx holds at most ${TRANSACT_WRITE_LIMIT - 1} writes: DynamoDB commits at most ${TRANSACT_WRITE_LIMIT} ` +
+            'items in one TransactWriteItems, and the dedupe record is one of them. Nothing was sent; the delivery fails ' +
+            'and is not recorded. Write fewer items per payment (an aggregate item, or the lines in one item).',
+        ),
       );
     }
     this.#items.push(item);
+  }
+
+  #refused(error: Error): Error {
+    void this.scope.refuse(error);
+    return error;
   }
 }

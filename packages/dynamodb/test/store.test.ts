@@ -129,14 +129,19 @@ describe('DynamoDbStore (transactional) behind the webhook handler', () => {
     expect(await record(tooMany.paymentId)).toBeUndefined();
   });
 
-  it("a write through the store's client beside ctx.tx is refused (PutItem, UpdateItem, a document client's PutCommand, BatchWriteItem, TransactWriteItems, a PartiQL INSERT); reads pass; the guard ends with the delivery", async () => {
+  it("a write through the store's client beside ctx.tx is refused (PutItem, UpdateItem, a document client's PutCommand, BatchWriteItem, TransactWriteItems, a PartiQL INSERT), caught refusals still fail the delivery; reads pass; the guard ends with the delivery", async () => {
     const documentClient = emulatorDocumentClient(endpoint);
     // The document client made from the store's client shares its middleware stack: guarded as well.
     const sameStack = (await import('@aws-sdk/lib-dynamodb')).DynamoDBDocumentClient.from(client);
     const paid = event();
     const refusals: unknown[] = [];
     let background: Promise<unknown> | undefined;
+    let attempts = 0;
     const handle = handler(async (e, tx) => {
+      if (++attempts > 1) {
+        tx.put(creditPut(e.paymentId));
+        return;
+      }
       await client.send(new GetItemCommand({ TableName: credits, Key: { pk: { S: 'x' }, sk: { S: 'y' } } }));
       await client.send(
         new ExecuteStatementCommand({ Statement: `SELECT * FROM "${credits}" WHERE pk = ?`, Parameters: [{ S: 'x' }] }),
@@ -181,6 +186,12 @@ describe('DynamoDbStore (transactional) behind the webhook handler', () => {
       background = sleep(300).then(() => client.send(new PutItemCommand(creditPut(`${e.paymentId}:later`))));
       tx.put(creditPut(e.paymentId));
     });
+    // Every refusal was caught, yet the delivery fails: nothing recorded, the retry runs it again.
+    const failed = await send(handle, paid);
+    expect(failed.status).toBe(500);
+    expect(JSON.parse(failed.body).error).toBe('HANDLER_FAILED');
+    expect(await credited(paid.paymentId)).toBe(0);
+    expect(await record(paid.paymentId)).toBeUndefined();
     expect((await send(handle, paid)).status).toBe(200);
     expect(refusals).toHaveLength(6);
     for (const refusal of refusals) {

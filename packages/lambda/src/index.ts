@@ -15,3 +15,11 @@ export {
 } from './create-lambda-handler.js';
 export { LambdaEventError, type LambdaEventKind, type LambdaHttpEvent } from './lambda-event.js';
 export type { LambdaHttpResult } from './lambda-result.js';
+export {
+  type LocalHttpApiEvent,
+  type LocalLambdaContext,
+  type LocalLambdaFunction,
+  type LocalLambdaServer,
+  type ServeLambdaLocallyOptions,
+  serveLambdaLocally,
+} from './serve-lambda-locally.js';

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { freePort, untilAnswers } from '@service-pay/test-kit';
+import { freePort, testServers, untilAnswers } from '@service-pay/test-kit';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LambdaHttpEvent, LambdaHttpResult } from '../src/index.js';
@@ -10,7 +10,7 @@ import { albEvent, functionUrlEvent, httpApiEvent, restApiEvent, SECRET, signedD
 // mode takes `{ "event": ... }` over HTTP and runs the function in test/fixtures/handler.cjs, the built
 // package with a real PostgresStore on the machine's PostgreSQL.
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DATABASE_URL = testServers().postgresUrl;
 const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 const CREDITS = `t_lambda_credits_${suffix}`;
 const INBOX = `t_lambda_inbox_${suffix}`;

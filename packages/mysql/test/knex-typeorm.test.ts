@@ -49,8 +49,8 @@ function inbox(): string {
 /** Inside a delivery of `store`, `own` (the client's own transaction) is refused, naming ctx.tx. */
 async function expectOwnTransactionRefused(store: TransactionalStore<unknown>, own: () => Promise<unknown>) {
   const claim = await store.begin(`own:${Math.random()}`, 'fp');
-  if (claim.state !== 'claimed' || claim.session.run === undefined) throw new Error('expected a claim');
-  await expect(claim.session.run(own)).rejects.toThrow(/ctx\.tx/);
+  if (claim.state !== 'claimed' || claim.session.scope === undefined) throw new Error('expected a claim');
+  await expect(claim.session.scope.run(own)).rejects.toThrow(/ctx\.tx/);
   await claim.session.rollback(new Error('done'));
 }
 

@@ -1,4 +1,5 @@
 import { ormRoundTripSubject, proxyServerOf, type RoundTripSubject, roundTripCases } from '@service-pay/sql/testing';
+import { testServers } from '@service-pay/test-kit';
 import type { PoolConnection } from 'mysql2/promise';
 import { afterAll, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
@@ -13,7 +14,7 @@ import { MySqlStore } from '../src/index.js';
 const LIMIT = { fresh: 4, duplicate: 3 };
 
 // The clients below read MYSQL_URL when their modules load: every connection goes through the proxy.
-const proxy = await proxyServerOf('mysql', 'MYSQL_URL', 'mysql://root@127.0.0.1:3306/test');
+const proxy = await proxyServerOf('mysql', 'TEST_MYSQL_URL', testServers().mysqlUrl);
 const { ORM_CLIENTS } = await import('./support/orm-clients.js');
 const { openPool, uniqueName } = await import('./support/database.js');
 

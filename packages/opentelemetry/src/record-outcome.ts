@@ -13,11 +13,12 @@ import { DURATION_BUCKETS_SEC, TELEMETRY_NAMES } from './names.js';
 const { metrics: METRICS, spans: SPANS, attributes: ATTR } = TELEMETRY_NAMES;
 
 /**
- * The outcomes a span marks as an error: something failed on the merchant's side, or a conflict to look at.
+ * The outcomes a span marks as an error: something failed on the merchant's side, a conflict to look at, or
+ * a `ctx.tx` write made after its delivery ended (`late-use`: not made).
  * A refusal (401, 400, ...) is the sender's or an attacker's doing, a duplicate or an ignored event is
  * normal, and a rejection is the merchant's own decision, answered 200: their spans stay unset.
  */
-const ERROR_OUTCOMES: ReadonlySet<OutcomeKind> = new Set(['failed', 'timeout', 'unavailable', 'conflict']);
+const ERROR_OUTCOMES: ReadonlySet<OutcomeKind> = new Set(['failed', 'timeout', 'unavailable', 'conflict', 'late-use']);
 
 /** The instruments, made once per `serviceWebhookTelemetry()` on its meter. */
 export interface Instruments {

@@ -112,4 +112,36 @@ describe('MikroORM 6 through KnexStore on its own Knex', () => {
     });
     expect(await count(`outside:${event.paymentId}`)).toBe(1);
   });
+
+  it('em.fork().transactional(fn, { ctx: ctx.tx }) not awaited: the store waits for its savepoint, the credit commits once with the record', async () => {
+    const event = samplePaymentPaidEvent();
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown) => void unhandled.push(reason);
+    const handle = createWebhookHandler({
+      secret: SECRET,
+      store,
+      logger: { warn: () => {}, error: () => {} },
+      onPaymentPaid: async (paid, ctx) => {
+        // The mistake: MikroORM's nested transaction on ctx.tx, started and not awaited.
+        void orm.em.fork().transactional(
+          async (em) => {
+            em.create(CreditSchema, { paymentId: paid.paymentId });
+          },
+          { ctx: ctx.tx },
+        );
+      },
+    });
+    process.on('unhandledRejection', note);
+    try {
+      expect((await handle(delivery(event, 1))).status).toBe(200);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('unhandledRejection', note);
+    }
+    expect(unhandled).toEqual([]);
+    expect(await count(event.paymentId)).toBe(1);
+    const again = await handle(delivery(event, 2));
+    expect(JSON.parse(again.body)).toMatchObject({ duplicate: true });
+    expect(await count(event.paymentId)).toBe(1);
+  });
 });

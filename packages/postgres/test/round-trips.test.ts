@@ -1,4 +1,5 @@
 import { ormRoundTripSubject, proxyServerOf, type RoundTripSubject, roundTripCases } from '@service-pay/sql/testing';
+import { testServers } from '@service-pay/test-kit';
 import { afterAll, it } from 'vitest';
 
 // Round trips of one delivery, counted by what the server answers (a proxy in front of it counts every
@@ -8,7 +9,7 @@ import { afterAll, it } from 'vitest';
 const HAND_ROLLED = { fresh: 4, duplicate: 3 };
 
 // The clients below read DATABASE_URL when their modules load: every connection goes through the proxy.
-const proxy = await proxyServerOf('postgres', 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/test');
+const proxy = await proxyServerOf('postgres', 'TEST_POSTGRES_URL', testServers().postgresUrl);
 const { ORM_CLIENTS } = await import('./support/orm-clients.js');
 const { postgresFlavour, postgresJsFlavour } = await import('./support/flavours.js');
 

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS, timerMs } from '@service-pay/core';
 import type { ClusterOptions, RedisOptions } from 'ioredis';
 
 /**
@@ -53,8 +54,10 @@ export function failFastRedisOptions(input: FailFastOptions = {}) {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    socketTimeout: Math.max(5 * timeoutMs, 5_000),
-    connectTimeout: Math.max(2 * timeoutMs, 2_000),
+    // Multiples of a bound that may itself be near the timer's maximum: held there (a socket timer past it
+    // would fire at once), which is "never" for a socket timeout.
+    socketTimeout: Math.min(MAX_TIMER_MS, Math.max(5 * timeoutMs, 5_000)),
+    connectTimeout: Math.min(MAX_TIMER_MS, Math.max(2 * timeoutMs, 2_000)),
     retryStrategy: (times) => Math.min(times * 100, 1_000),
     // `satisfies`, not a return type: the exact shape is what lets `new Redis(url, failFastRedisOptions())`
     // compile under exactOptionalPropertyTypes, where ioredis 6's own RedisOptions type does not.
@@ -99,9 +102,7 @@ export function failFastClusterOptions(input: FailFastOptions = {}) {
 }
 
 function boundOf(input: FailFastOptions): number {
-  const timeoutMs = input?.timeoutMs ?? 1_000;
-  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    throw new RangeError('failFast options: timeoutMs must be a positive number of milliseconds.');
-  }
-  return timeoutMs;
+  return timerMs(input?.timeoutMs, 1_000, 'failFast options: timeoutMs', {
+    error: (message) => new RangeError(message),
+  });
 }

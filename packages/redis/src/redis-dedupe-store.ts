@@ -8,6 +8,7 @@ import {
 } from './clients/node-redis-commands.js';
 import type { RedisCommands, StoreScript } from './clients/redis-commands.js';
 import { isUpstashLike, type UpstashLike, upstashCommands } from './clients/upstash-commands.js';
+import { noteLeaseStore } from './lease-store-notice.js';
 import { RedisLedger } from './redis-ledger.js';
 
 /**
@@ -89,7 +90,7 @@ if ttl < 1 then ttl = 1 end
 return {1, fingerprint, ttl}`,
   },
   // Redis < 6.2 only (see RedisDedupeStore.complete). ARGV: token, retainMs, the completed value. Records
-  // the key as completed whatever it finds (design v3) and answers 1 when the old value was this token's
+  // the key as completed whatever it finds (the handler has run) and answers 1 when the old value was this token's
   // lease or record, or nothing; 0 when another token held or completed the key.
   servicePayDedupeComplete: {
     lua: `local v = redis.call('GET', KEYS[1])
@@ -229,6 +230,7 @@ export class RedisDedupeStore implements DedupeStore {
     this.#redis = redis;
     this.#prefix = prefix;
     this.ledger = new RedisLedger(redis, prefix);
+    noteLeaseStore();
   }
 
   /**
@@ -245,7 +247,7 @@ export class RedisDedupeStore implements DedupeStore {
     if (!this.#setNxGet) return this.#claimByScript(redisKey, token, fingerprint, leaseMs);
     // Claim-or-read in one plain command (Redis >= 7): it costs the server about a fifth of the Lua
     // claim's time (INFO commandstats: 2.5-3.5 us against 12.6-14.7 us a call), on every fresh delivery and
-    // every duplicate; on duplicates the server now does what a hand-rolled `SET NX GET` does. The value is
+    // every duplicate; on duplicates the server does what a hand-rolled `SET NX GET` does. The value is
     // the lease exactly as the scripts of complete, release and extend read it.
     let previous: string | null;
     try {
@@ -283,7 +285,7 @@ export class RedisDedupeStore implements DedupeStore {
   }
 
   /**
-   * Records the key as completed for `retainMs`, whatever it finds (design v3): the handler has run and
+   * Records the key as completed for `retainMs`, whatever it finds: the handler has run and
    * succeeded. `true` when this token held the lease, had completed the key already (a retried call), or the
    * key was gone (Redis restarted empty, the lease expired); `false` when another attempt held or completed
    * it, whose next `extend` then fails.

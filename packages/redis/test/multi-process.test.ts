@@ -1,12 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { type PaymentPaidEvent, signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
-import { AppProcess, retryUntil, testDeadline } from '@service-pay/test-kit';
+import { AppProcess, retryUntil, testDeadline, testServers } from '@service-pay/test-kit';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { connected, redisOn, SECRET, uniquePrefix } from './support/deliveries.js';
+import { connected, redisOn, SECRET, SHARED_REDIS, uniquePrefix } from './support/deliveries.js';
 
-const PORT = 6379;
+const PORT = SHARED_REDIS;
 const KEY_PREFIX = uniquePrefix('multi');
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 let apps: AppProcess[] = [];
@@ -18,7 +18,7 @@ function startInstance(name: string): Promise<AppProcess> {
   return AppProcess.start({
     cwd: packageDir,
     fixture: 'test/fixtures/app-instance.ts',
-    env: { REDIS_PORT: String(PORT), KEY_PREFIX, WEBHOOK_SECRET: SECRET, INSTANCE: name },
+    env: { REDIS_URL: testServers().redisUrl, KEY_PREFIX, WEBHOOK_SECRET: SECRET, INSTANCE: name },
   });
 }
 

@@ -2,10 +2,9 @@ import { dedupeStoreConformance } from '@service-pay/core/testing';
 import { type Redis, ReplyError } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failFastRedisOptions, RedisDedupeStore } from '../src/index.js';
-import { connected, redis5On, redisOn, uniquePrefix } from './support/deliveries.js';
+import { connected, redis5On, redisOn, SHARED_REDIS, uniquePrefix } from './support/deliveries.js';
 
-// The shared Redis on 127.0.0.1:6379; every test writes under its own prefix.
-const PORT = 6379;
+const PORT = SHARED_REDIS;
 let client: Redis;
 let plain: Redis;
 let v5: Redis;

@@ -108,7 +108,10 @@ export interface Simulator {
   failMerchantApi(fault: MerchantApiFaultOptions): MerchantApiFault;
   /** Ends the merchant API fault in force, if any. */
   clearMerchantApiFault(): void;
-  /** Resolves when no payment is confirming and no delivery is pending; rejects with IDLE_TIMEOUT. */
+  /**
+   * Resolves when no payment is confirming and no delivery is pending; rejects with IDLE_TIMEOUT after
+   * `timeoutMs` (default 30 000, at most 2,147,483,647; `Infinity` waits that maximum, about 24.8 days).
+   */
   waitForIdle(options?: { timeoutMs?: number | undefined }): Promise<void>;
   /** Stops the server, cancels every pending retry and in-flight request, clears every timer. */
   stop(): Promise<void>;

@@ -7,7 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServiceClient } from '@service-pay/client';
+import { createWebhookHandler } from '@service-pay/core';
+import { toWebhookRequest } from '@service-pay/core/node';
+import { readBody, startServer } from '@service-pay/test-kit';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadDevSecrets } from '../src/cli/dev-secrets.js';
 import { startReceiver } from './support/receiver.js';
 
 // `listen`, `trigger` and `deliveries` as users run them: the bin in child processes, in a project
@@ -211,6 +215,10 @@ describe('service-pay listen', { timeout: 30_000 }, () => {
     child.stdout.on('data', (c: Buffer) => (out += c));
     await expect.poll(() => out, { timeout: 15_000 }).toMatch(/from another terminal: .*\n/);
     expect(out).toContain('Trigger an event from another terminal: npx service-pay trigger payment.paid');
+    expect(out).toContain('Send a payment again once the app is fixed: npx service-pay resend <paymentId>');
+    // The keys once, as the variables simulate prints too.
+    expect(out.match(/SERVICE_WEBHOOK_SECRET=whsec_\S+/g)).toHaveLength(1);
+    expect(out).not.toMatch(/webhookSecret\s/);
     child.kill('SIGINT');
   });
 
@@ -248,7 +256,11 @@ describe('listen and trigger explain what they found', { timeout: 30_000 }, () =
 
   it('listen checks --forward-to at start: the route (401 to an unsigned POST), nothing there, no route at the path', async () => {
     const dir = await projectDir();
-    const app = await startReceiver({ secret: 'whsec_any_secret_of_the_app_0123456789' });
+    const logged: [string, string, Record<string, unknown>][] = [];
+    const at = (level: string) => (fields: Record<string, unknown>, message: string) =>
+      void logged.push([level, message, fields]);
+    const logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+    const app = await startReceiver({ secret: 'whsec_any_secret_of_the_app_0123456789', logger });
     cleanup.push(() => app.close());
     const cases: [string, { status: number | null; ok: boolean }, RegExp][] = [
       [
@@ -279,6 +291,11 @@ describe('listen and trigger explain what they found', { timeout: 30_000 }, () =
     // The check is one unsigned request, refused by the app; no payment was handled.
     expect(app.requests.map((r) => r.status)).toEqual([401]);
     expect(app.handled).toEqual([]);
+    // ...which the app does not log as a refused delivery: one debug line, marked as the check.
+    expect(app.requests[0]?.headers['x-service-pay-probe']).toBe('listen');
+    expect(logged.map(([level, , fields]) => [level, fields.code, fields.probe])).toEqual([
+      ['debug', 'MISSING_SIGNATURE', true],
+    ]);
   });
 
   it('trigger says which simulator and target, shows a 401 at once with its fix, and leaves the retries to the simulator', async () => {
@@ -369,7 +386,8 @@ describe('service-pay trigger without a running simulator', () => {
     const app = await startReceiver({ secret: 'whsec_not_the_dev_secret' });
     cleanup.push(() => app.close());
     const r = await run(
-      ['trigger', 'payment.paid', '--forward-to', app.url, '--max-attempts', '2', '--retry-base-ms', '10'],
+      // Retries far apart: trigger returns before any second attempt, which the stopped simulator never makes.
+      ['trigger', 'payment.paid', '--forward-to', app.url, '--max-attempts', '2', '--retry-base-ms', '60000'],
       dir,
       { SERVICE_PAY_SIMULATOR_URL: await nothingListening() },
     );
@@ -377,7 +395,14 @@ describe('service-pay trigger without a running simulator', () => {
     expect(r.stdout).toMatch(
       /original attempt 1: HTTP 401 SIGNATURE_MISMATCH: No signature in X-Service-Signature matches\. \(\d+ ms\); retry/,
     );
-    expect(r.stdout).toMatch(/original attempt 2: HTTP 401 SIGNATURE_MISMATCH: .* -> failed/);
+    expect(app.requests).toHaveLength(1);
+    // A wrong secret is the app's set-up: no retry fixes it, so trigger stops at the first attempt, and its
+    // standalone simulator with it.
+    expect(r.stdout).not.toMatch(/attempt 2/);
+    expect(r.stderr).toMatch(/fix: the app refused the signature \(SIGNATURE_MISMATCH\)/);
+    expect(r.stderr).toMatch(
+      /Stopped there: every retry would get the same answer\. Fix the app, then trigger again\./,
+    );
   });
 
   it('exit 3 when no simulator answers and there is nowhere to send; --json errors are JSON', async () => {
@@ -434,5 +459,119 @@ describe('service-pay send --json', () => {
       [200, '{"received":true}'],
       [200, '{"received":true,"duplicate":true}'],
     ]);
+  });
+});
+
+describe('trigger explains every receiver error, resend sends a payment again', { timeout: 30_000 }, () => {
+  it('a body parser in front of the route (500 RAW_BODY_UNAVAILABLE): the whole fix, and trigger stops at once', async () => {
+    const dir = await projectDir();
+    const { secrets } = await loadDevSecrets(join(dir, '.service-pay', 'dev-secrets.json'));
+    const handle = createWebhookHandler({ secret: secrets.webhookSecret, onPaymentPaid: () => undefined });
+    // The app reads the body before the webhook route, as express.json() mounted first does.
+    const attempts: number[] = [];
+    const app = await startServer(async (req, res) => {
+      await readBody(req);
+      const answer = await handle(toWebhookRequest(req, { fix: 'Mount serviceWebhook() before express.json().' }));
+      if (req.headers['x-service-signature'] !== undefined) attempts.push(answer.status);
+      res.writeHead(answer.status, answer.headers).end(answer.body);
+    });
+    cleanup.push(() => app.close());
+    // Retries far apart: a second attempt would come long after trigger has returned.
+    const sim = await listen(['--forward-to', app.url, '--retry-base-ms', '60000'], dir);
+    cleanup.push(async () => sim.child.kill('SIGKILL'));
+    const r = await run(['trigger', 'payment.paid'], dir, { SERVICE_PAY_SIMULATOR_URL: sim.started.url });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/original attempt 1: HTTP 500 RAW_BODY_UNAVAILABLE: .*; retry in 60000 ms/);
+    // The fix line carries the app's message to its end, where the framework's fix is.
+    expect(r.stderr).toMatch(
+      /fix: the app cannot see the raw body \(RAW_BODY_UNAVAILABLE\): The signature is computed over the exact raw body, .*Mount serviceWebhook\(\) before express\.json\(\)\.\n/,
+    );
+    expect(r.stderr).toMatch(
+      /Stopped there: every retry would get the same answer\..*'service-pay resend p_\w+' sends it again now/,
+    );
+    expect(attempts).toEqual([500]);
+    sim.child.kill('SIGINT');
+    await sim.exit;
+  });
+
+  it('a failing handler gets its fix line; after the fix, resend credits the payment once; unknown ids are coded', async () => {
+    const dir = await projectDir();
+    const { secrets } = await loadDevSecrets(join(dir, '.service-pay', 'dev-secrets.json'));
+    let broken = true;
+    const app = await startReceiver({
+      secret: secrets.webhookSecret,
+      work: async () => {
+        if (broken) throw new Error('orders table missing');
+      },
+    });
+    cleanup.push(() => app.close());
+    const sim = await listen(['--forward-to', app.url, '--max-attempts', '1'], dir);
+    cleanup.push(async () => sim.child.kill('SIGKILL'));
+    const env = { SERVICE_PAY_SIMULATOR_URL: sim.started.url };
+
+    const triggered = await run(['trigger', 'payment.paid', '--json'], dir, env);
+    expect(triggered.code).toBe(1);
+    const { payment, problems } = JSON.parse(triggered.stdout);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^onPaymentPaid threw \(HANDLER_FAILED: .*\); the app's log has the stack\. Fix the handler, restart the app, then 'service-pay resend <paymentId>'/,
+      ),
+    ]);
+    expect(app.handled).toEqual([]);
+
+    broken = false;
+    const resent = await run(['resend', payment.paymentId], dir, env);
+    expect(resent.code).toBe(0);
+    expect(resent.stderr).toMatch(
+      new RegExp(
+        `^resend: ${payment.paymentId} again by the simulator at ${sim.started.url}, dl_\\w+ to ${app.url}\\n`,
+      ),
+    );
+    expect(resent.stdout).toMatch(/dl_\w+ redelivery attempt 1: 200 \{"received":true\} \(\d+ ms\) -> succeeded/);
+    expect(app.handled.map((e) => e.paymentId)).toEqual([payment.paymentId]);
+    // Again: the app answers it as the duplicate it is, and credits nothing more.
+    const again = await run(['resend', payment.paymentId, '--json'], dir, env);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout).deliveries[0].attempts[0].responseBody).toBe('{"received":true,"duplicate":true}');
+    expect(app.handled).toHaveLength(1);
+
+    const unknown = await run(['resend', 'p_nope'], dir, env);
+    expect(unknown).toMatchObject({ code: 1 });
+    expect(unknown.stderr).toMatch(
+      /has no payment "p_nope": 'service-pay deliveries' lists its payments.*\(PAYMENT_NOT_FOUND\)/,
+    );
+    expect(await run(['resend'], dir, env)).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/name the payment to resend/),
+    });
+    const nowhere = await run(['resend', payment.paymentId], dir, {
+      SERVICE_PAY_SIMULATOR_URL: await nothingListening(),
+    });
+    expect(nowhere).toMatchObject({ code: 3, stderr: expect.stringMatching(/no simulator answered at/) });
+    sim.child.kill('SIGINT');
+    await sim.exit;
+  });
+
+  it('refuses the standalone-only options when a simulator runs, instead of ignoring them (exit 2)', async () => {
+    const dir = await projectDir();
+    const sim = await listen(['--forward-to', 'http://127.0.0.1:9/x'], dir);
+    cleanup.push(async () => sim.child.kill('SIGKILL'));
+    const env = { SERVICE_PAY_SIMULATOR_URL: sim.started.url };
+    for (const flags of [
+      ['--max-attempts', '2'],
+      ['--retry-base-ms', '10'],
+      ['--secrets-file', 'x.json', '--max-attempts', '1'],
+    ]) {
+      const r = await run(['trigger', 'payment.paid', ...flags], dir, env);
+      expect([flags, r.code]).toEqual([flags, 2]);
+      expect(r.stderr).toMatch(
+        /only for a simulator trigger runs itself, and one already runs at http:\S+ \(up to 8 attempts\)/,
+      );
+    }
+    // Nothing was created by the refused calls.
+    const list = await run(['deliveries', '--json'], dir, env);
+    expect(JSON.parse(list.stdout)).toEqual([]);
+    sim.child.kill('SIGINT');
+    await sim.exit;
   });
 });

@@ -248,8 +248,12 @@ describe('secrets on the command line', () => {
       sim.child.kill('SIGINT');
       const exit = await sim.exit;
       expect(exit.code).toBe(0);
-      const secret = (name: string) => new RegExp(`${name} +(\\S+)`).exec(banner)?.[1];
-      return { apiSecret: secret('apiSecret'), webhookSecret: secret('webhookSecret'), stderr: exit.stderr };
+      const secret = (name: string) => new RegExp(`${name}=(\\S+)`).exec(banner)?.[1];
+      return {
+        apiSecret: secret('SERVICE_API_SECRET'),
+        webhookSecret: secret('SERVICE_WEBHOOK_SECRET'),
+        stderr: exit.stderr,
+      };
     };
     const fromEnv = await started([], {
       SERVICE_API_SECRET: 'sk_from_the_env_0123',
@@ -357,8 +361,12 @@ describe('service-pay simulate', () => {
       '10',
     ]);
     const banner = sim.output();
-    expect(banner).toContain(`apiKey         ${merchant.apiKey}`);
-    expect(banner).toContain(`webhookSecret  ${merchant.webhookSecret}`);
+    // The same variable names as listen prints, ready for the app's .env.
+    expect(banner).toContain(`merchant default (confirmations 1); for your app's .env:`);
+    expect(banner).toContain(`  SERVICE_API_URL=${sim.url}\n  SERVICE_API_KEY=${merchant.apiKey}\n`);
+    expect(banner).toContain(
+      `  SERVICE_API_SECRET=${merchant.apiSecret}\n  SERVICE_WEBHOOK_SECRET=${merchant.webhookSecret}\n`,
+    );
     expect(banner).toContain(`control API   ${sim.url}/_simulator (header x-simulator-token for changes)`);
     expect(banner).toContain('up to 8 attempts, backoff 10 ms x 2, timeout 5000 ms');
 

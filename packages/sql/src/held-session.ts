@@ -1,5 +1,5 @@
 import type { HeldTransaction, InboxRecord, TransactionSession } from '@service-pay/core';
-import { type DeliveryGuard, openDelivery, outsideDelivery } from '@service-pay/core/node';
+import { type DeliveryScope, openDelivery } from '@service-pay/core/node';
 import type { Interruption } from './dialect.js';
 import { PendingQueries, type TransactionRules } from './pending-queries.js';
 import { rollBackInterrupting } from './rollback-escalation.js';
@@ -26,8 +26,11 @@ export interface HeldSessionContext<Tx, Table extends { readonly name: string }>
 export class HeldSession<Tx, Table extends { readonly name: string }> implements TransactionSession<Tx> {
   readonly tx: Tx;
   #ended = false;
-  /** What the guards on the app's client refused during this delivery; ends with the commit or rollback. */
-  readonly #delivery: DeliveryGuard;
+  /**
+   * The delivery's scope: what the guards on the app's client refused, the app work they hold, and a
+   * `ctx.tx` use after the end (reported through it); ends with the commit or rollback.
+   */
+  readonly scope: DeliveryScope;
   /** What the handler started through `ctx.tx` and has not finished. */
   readonly #pending: PendingQueries;
 
@@ -40,10 +43,11 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     private readonly written: boolean,
     /** The connection's session as the claim named it, for interrupting it. */
     private readonly session: unknown,
+    paymentId?: string,
   ) {
     const { store, client } = context;
-    this.#delivery = openDelivery(context.scope);
-    this.#pending = new PendingQueries(store, context.abortsTransaction);
+    this.scope = openDelivery(context.scope, paymentId);
+    this.#pending = new PendingQueries(store, context.abortsTransaction, this.scope);
     // Once the server rolled the transaction back (a deadlock, a disk full), a statement sent through ctx.tx
     // would run outside any transaction and commit on its own: every guard asks `ended` before it sends one,
     // and is refused with the reason (thrown here, where the guards would throw their own "ended" error).
@@ -62,18 +66,6 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
         : this.#pending.wrap(guarded);
   }
 
-  run<T>(handler: () => Promise<T>): Promise<T> {
-    return this.#delivery.run(handler);
-  }
-
-  outside<T>(fn: () => T): T {
-    return outsideDelivery(fn);
-  }
-
-  refusal(): unknown {
-    return this.#delivery.refusal;
-  }
-
   commit(record: InboxRecord): Promise<void> {
     // Nothing in flight and nothing held (the usual case): no async frame of ours, no wait; the client's
     // COMMIT is the answer (each frame and await is a promise more per delivery, and with async hooks on,
@@ -81,7 +73,7 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     if (this.#ended || this.#pending.waiting || this.#pending.failed) return this.#settleThenCommit(record);
     try {
       const unfinished = this.#pending.unawaited();
-      const holding = this.#delivery.settled(); // app work a client guard has yet to judge (DeliveryGuard.hold)
+      const holding = this.scope.settled(); // app work a client guard has yet to judge (DeliveryScope.hold)
       return holding === undefined ? this.#end(record, unfinished) : this.#commitAfter(holding, record, unfinished);
     } catch (error) {
       return Promise.reject(error);
@@ -93,7 +85,7 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     // What the handler started and did not await lands (or fails) first, while the guards still hold: an
     // un-awaited chain may still write beside ctx.tx meanwhile.
     const unfinished = this.#pending.waiting ? await this.#pending.settle() : this.#pending.unawaited();
-    const holding = this.#delivery.settled();
+    const holding = this.scope.settled();
     if (holding !== undefined) await holding;
     if (unfinished === undefined && record.outcome !== 'rejected' && this.#pending.failed) await this.#checkSound();
     return this.#end(record, unfinished);
@@ -108,7 +100,7 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     const { client, dialect, store } = this.context;
     const aborted = this.#pending.aborted;
     if (aborted !== undefined) throw abortedTransactionError(store, aborted);
-    if (dialect.soundCheck === undefined || this.#ended || this.#delivery.refusal !== undefined) return;
+    if (dialect.soundCheck === undefined || this.#ended || this.scope.refusal !== undefined) return;
     try {
       await client.query(this.held.tx, dialect.soundCheck);
     } catch (error) {
@@ -126,11 +118,11 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     // Rolled back meanwhile (the commit's deadline).
     if (this.#ended) return Promise.reject(endedError(this.context.store));
     this.#ended = true;
-    // The handler's mistake, like a guard's refusal: `refusal()` tells the pipeline so.
-    if (unfinished !== undefined) void this.#delivery.refuse(unfinished);
+    // The handler's mistake, like a guard's refusal: `scope.refusal` tells the pipeline so.
+    if (unfinished !== undefined) void this.scope.refuse(unfinished);
     // A refusal the handler caught, or never awaited, still fails the delivery: nothing is recorded and the
     // sender's retry runs it again.
-    const failure = this.#delivery.end();
+    const failure = this.scope.end();
     if (failure !== undefined || record.outcome === 'rejected' || !this.written) return this.#endApart(record, failure);
     // The callback returns: the client sends COMMIT, and rejects if the server refused it.
     return this.held.commit();
@@ -160,7 +152,7 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
   }
 
   async rollback(): Promise<void> {
-    this.#delivery.end();
+    this.scope.end();
     if (this.#ended) return;
     this.#ended = true;
     await rollBackInterrupting(

@@ -1,4 +1,5 @@
 import { guardTransaction, refuseTransactionCall, type TransactionGuardOptions } from '@service-pay/core';
+import type { DeliveryScope } from '@service-pay/core/node';
 import { statementKind } from './statement-kind.js';
 import { abortedTransactionError } from './transaction-errors.js';
 
@@ -29,13 +30,15 @@ export class QueryNotAwaitedError extends Error {
 }
 
 const promiseThen = Promise.prototype.then;
+/** What `#late` answers while the call is not late, or is to be refused by the guard as before. */
+const NOT_LATE = Symbol('not late');
 const promiseFinally = Promise.prototype.finally;
 
 /**
  * What the handler gets in place of an eager query's promise: the query's outcome, as a promise behaves
  * (`then`, `catch`, `finally`, awaitable), noting whether anyone looked at it. Not a Promise subclass: with
- * async hooks on (any AsyncLocalStorage on Node 20), promises of a second shape made the hooks' property
- * reads and writes on every promise of the process megamorphic, and a Kysely delivery paid 29,000 more
+ * async hooks on (any AsyncLocalStorage on Node 20), promises of a second shape make the hooks' property
+ * reads and writes on every promise of the process megamorphic: a Kysely delivery pays 29,000 more
  * instructions of its 337,000 for them (valgrind, a process of store deliveries). This object is no
  * promise, so no hook sees it, as Drizzle's and Prisma's queries are thenables and not promises.
  */
@@ -142,7 +145,33 @@ export class PendingQueries {
     private readonly store: string,
     /** Whether a query's error means the server rolled the transaction back (MySQL's deadlock). */
     private readonly abortsTransaction?: (error: unknown) => boolean,
+    /** The delivery's scope: a call through `ctx.tx` after its end is reported to it as a late use. */
+    private readonly scope?: DeliveryScope,
   ) {}
+
+  /**
+   * For a call through `ctx.tx` (or anything the handler got from it) after the delivery ended: reports it
+   * as a late use and answers what the scope says (a value that never settles, once the handler has
+   * returned), or `NOT_LATE` to let the call go on to the guard, which refuses it as it refuses any call on
+   * an ended transaction. Asked on every call: one field read while the delivery is open.
+   */
+  #late(owner: Followed | undefined, property: string | symbol | undefined): unknown {
+    const scope = this.scope;
+    if (scope === undefined || !scope.ended) return NOT_LATE;
+    const answer = scope.lateUse(this.store, callName(owner, property));
+    return answer === undefined ? NOT_LATE : answer;
+  }
+
+  /**
+   * A nested transaction the handler opened on `ctx.tx` (Knex's `trx.transaction()`, which MikroORM's
+   * `em.transactional(fn, { ctx: ctx.tx })` opens as a savepoint) sends its statements through its own
+   * object, not `ctx.tx`: held in the delivery's scope until it ends (`executionPromise`), so the store
+   * commits after its writes, even when the handler did not await it. One property read per eager result.
+   */
+  #holdNested(value: unknown): void {
+    const ending = (value as { executionPromise?: unknown } | null | undefined)?.executionPromise;
+    if (ending instanceof Promise && typeof value === 'function') this.scope?.hold(ending);
+  }
 
   /** The failure with which the server rolled the delivery's transaction back, if one was seen. */
   get aborted(): unknown {
@@ -220,6 +249,8 @@ export class PendingQueries {
     const { rawTextMethods } = rules;
     const proxy = new Proxy(tx, {
       apply(target, _thisArg, args) {
+        const late = pending.#late(undefined, undefined);
+        if (late !== NOT_LATE) return late;
         const unwrapped = pending.#unwrapped(args);
         refuseTransactionCall(ended, rules, false, undefined);
         return pending.#result(Reflect.apply(target as never, target, unwrapped), undefined, undefined);
@@ -230,11 +261,15 @@ export class PendingQueries {
           const raw = rawTextMethods.includes(property as string);
           if (property === 'then' || property === 'catch' || property === 'finally') {
             return (...args: unknown[]) => {
+              const late = pending.#late(undefined, property);
+              if (late !== NOT_LATE) return late;
               refuseTransactionCall(ended, rules, raw, args[0]);
               return (member as (...a: unknown[]) => unknown).apply(target, args);
             };
           }
           return (...args: unknown[]) => {
+            const late = pending.#late(undefined, property);
+            if (late !== NOT_LATE) return late;
             const unwrapped = pending.#unwrapped(args);
             refuseTransactionCall(ended, rules, raw, unwrapped[0]);
             const result = (member as (...a: unknown[]) => unknown).apply(
@@ -269,6 +304,8 @@ export class PendingQueries {
     const pending = this;
     const proxy = new Proxy(value, {
       apply(target, _thisArg, args) {
+        const late = pending.#late(followed, undefined);
+        if (late !== NOT_LATE) return late;
         return pending.#result(Reflect.apply(target as never, target, pending.#unwrapped(args)), followed, undefined);
       },
       get(target, property) {
@@ -277,6 +314,8 @@ export class PendingQueries {
           if (property === 'then' || property === 'catch') {
             return (...args: unknown[]) => {
               pending.#lazy?.delete(target);
+              const late = pending.#late(followed, property);
+              if (late !== NOT_LATE) return late;
               // The server rolled the transaction back (a deadlock): a lazy query (Prisma's model calls, which
               // no guard sees being made) is refused when it would be sent, or it would commit on its own.
               if (pending.#aborted !== undefined) {
@@ -304,6 +343,8 @@ export class PendingQueries {
             };
           }
           return (...args: unknown[]) => {
+            const late = pending.#late(followed, property);
+            if (late !== NOT_LATE) return late;
             let result: unknown;
             try {
               const unwrapped = pending.#unwrapped(args);
@@ -396,7 +437,10 @@ export class PendingQueries {
       // at is never reported as unhandled. The handler's reactions are on the query itself, no step between.
       promiseThen.call(
         result,
-        () => eager.delete(watched),
+        (value) => {
+          eager.delete(watched);
+          this.#holdNested(value);
+        },
         (error: unknown) => this.#fail(error),
       );
       eager.add(watched);

@@ -1,3 +1,5 @@
+import { timerMs } from '@service-pay/core';
+
 /**
  * `prune`'s `olderThanMs`, checked: a number of milliseconds >= 0, or a RangeError naming the store.
  *
@@ -23,8 +25,9 @@ export const PRUNE_BATCH = 5_000;
 export const IN_PROGRESS_RETRY_MS = 1_000;
 
 /**
- * A duration option in milliseconds (> 0), or `fallback` when not given; a RangeError naming the store
- * and the option otherwise.
+ * A duration option that becomes a timer's delay (Prisma's transaction timers), or `fallback` when not
+ * given: core's one check (above 0, at most 2,147,483,647, past which a timer fires at once), as a
+ * RangeError naming the store and the option.
  *
  * @example
  * ```ts
@@ -32,9 +35,5 @@ export const IN_PROGRESS_RETRY_MS = 1_000;
  * ```
  */
 export function milliseconds(value: unknown, fallback: number, store: string, option: string): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new RangeError(`${store}: ${option} must be a number of milliseconds > 0, got ${JSON.stringify(value)}.`);
-  }
-  return value;
+  return timerMs(value, fallback, `${store}: ${option}`, { error: (message) => new RangeError(message) });
 }

@@ -198,7 +198,7 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
     if (claim.state === 'free') {
       return {
         state: 'claimed',
-        session: new HeldSession(this.#context, held, key, fingerprint, claim.written, claim.session),
+        session: new HeldSession(this.#context, held, key, fingerprint, claim.written, claim.session, draft?.paymentId),
       };
     }
     // Nothing to do in this transaction; a failed rollback leaves nothing behind either (the server rolls

@@ -18,6 +18,9 @@
  * - `QUERY_NOT_AWAITED` is 500: the handler returned while a query it built through `ctx.tx` had never
  *   been awaited, on a client that sends a query only when it is awaited; committing would record the
  *   payment without that write, so the delivery fails unrecorded and the retry runs the handler again.
+ * - `LATE_TX_USE` is 500 but never answered: `ctx.tx` was used after its delivery had ended (work the
+ *   handler left running), so that write was not made, whatever the delivery was answered. It is logged at
+ *   error and reported as the outcome `late-use`, naming the payment.
  *
  * @example
  * ```ts
@@ -51,6 +54,7 @@ export const STATUS_BY_CODE = Object.freeze({
   INVALID_OPTIONS: 500,
   WRITE_OUTSIDE_TRANSACTION: 500,
   QUERY_NOT_AWAITED: 500,
+  LATE_TX_USE: 500,
   INTERNAL_ERROR: 500,
 } as const);
 

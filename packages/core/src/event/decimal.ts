@@ -19,8 +19,8 @@ const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
 
 /**
  * The most digits a token amount can have on either side of the point: a uint256 holds 78 decimal digits,
- * and no token has more than 78 decimals. Longer input is refused before any work (it used to take
- * seconds: 60,000 digits, 2.6 s).
+ * and no token has more than 78 decimals. Longer input is refused before any work: parsing an unbounded
+ * amount is superlinear (60,000 digits take 2.6 s).
  */
 export const MAX_AMOUNT_DIGITS = 78;
 

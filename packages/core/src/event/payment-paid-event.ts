@@ -66,7 +66,7 @@ const validator = validatorOf(PAYMENT_PAID_FIELDS);
 /**
  * The same rules as `validator.matches`, each called by its field's name. This runs on every delivery: a
  * loop over the table makes every field read a megamorphic keyed load and every check an indirect call,
- * which cost about a tenth of a delivery's verification (measured against the previous pipeline). The
+ * which costs about a tenth of a delivery's verification (measured against this form). The
  * rules themselves still come from the one table, and event.test.ts holds this to the spec field by field.
  */
 function isPaymentPaidEvent(body: Record<string, unknown>, printable: boolean): boolean {

@@ -3,13 +3,15 @@ export { clientDisconnected } from '../http/client-disconnected.js';
 // Node only (AsyncLocalStorage): the web bundle must not import node:async_hooks.
 export {
   asStoreWork,
+  DeliveryScope,
+  LateTxUseError,
+  openDelivery,
+  refusedValue,
+} from '../store/delivery-scope.js';
+export {
   ClientGuard,
   clientGuard,
-  type DeliveryGuard,
   OwnTransactionError,
-  openDelivery,
-  outsideDelivery,
-  refusedValue,
   refuseOwnTransactions,
   WriteOutsideTransactionError,
   wrapMethod,

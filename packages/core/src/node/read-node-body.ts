@@ -4,6 +4,7 @@ import { bodyTimeout, bodyTooLarge, concatBytes } from '../http/body-limit.js';
 import { clientDisconnected } from '../http/client-disconnected.js';
 import type { RawBody } from '../http/raw-body.js';
 import type { WebhookRequest } from '../http/webhook-request.js';
+import { timerMs } from '../pipeline/timer-ms.js';
 
 /**
  * The parts of a Node request (`http.IncomingMessage`, Express's `req`, Fastify's `request.raw`, a Next.js
@@ -136,15 +137,18 @@ export function readNodeBody(
     let total = 0;
     // Only a body still arriving gets a timer (the fast path above needs none). On expiry the rest is
     // dropped as it comes and the 408 goes out with `connection: close`, which ends the socket.
+    // Checked here too, for a caller that did not take the value from the handler's options: past the
+    // timer's maximum, the timer would fire at once and refuse every body still arriving.
+    const timeoutMs = options.timeoutMs === undefined ? undefined : timerMs(options.timeoutMs, 0, 'timeoutMs');
     const timer =
-      options.timeoutMs === undefined
+      timeoutMs === undefined
         ? undefined
         : setTimeout(() => {
             cleanup();
             chunks.length = 0;
             req.resume();
-            reject(bodyTimeout(options.timeoutMs as number));
-          }, options.timeoutMs);
+            reject(bodyTimeout(timeoutMs));
+          }, timeoutMs);
     const onData = (chunk: Uint8Array | string) => {
       const bytes = typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk;
       total += bytes.byteLength;

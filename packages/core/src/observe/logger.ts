@@ -2,8 +2,9 @@
  * Where the SDK reports what a merchant must know. Pino-style `(fields, message)`, so pino, Fastify's
  * `request.log` and `console` all fit as they are.
  *
- * Levels: refusals (401, 400, 405, 413, 415, ...) at warn, 401s rate-limited per code; credits at info;
- * duplicates at debug; conflicts, rejections, timeouts and failed completions at error. Fields always carry
+ * Levels: refusals (401, 400, 405, 413, 415, ...) at warn, rate-limited per code; credits at info;
+ * duplicates at debug; conflicts, rejections, timeouts and failed completions at error. A failing handler's
+ * stack once per payment, its later failures one short line each (rate-limited). Fields always carry
  * `code` and `status` where there is one, and `paymentId` and `deliveryId` once known (the payment id only
  * after the signature passed); never the secret, a signature or the body.
  *

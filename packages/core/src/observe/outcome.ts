@@ -13,6 +13,9 @@ import type { LedgerChange } from '../ledger/payment-ledger.js';
  * - `failed`: the handler threw, a commit failed, or something unexpected broke (500).
  * - `timeout`: the handler was still running at `handlerTimeoutMs` (500).
  * - `unavailable`: the store failed or did not answer within `storeTimeoutMs` (503).
+ * - `late-use`: after a delivery had ended, work it left running used `ctx.tx`; that write was not made
+ *   (code `LATE_TX_USE`, status 500 though the delivery's own answer went before). Reported besides the
+ *   delivery's own outcome, once per delivery: look at the payment.
  *
  * @example
  * ```ts
@@ -29,7 +32,8 @@ export type OutcomeKind =
   | 'refused'
   | 'failed'
   | 'timeout'
-  | 'unavailable';
+  | 'unavailable'
+  | 'late-use';
 
 /**
  * Where an attempt came from: a `payment.paid` webhook, or a reconciliation that read the payment.

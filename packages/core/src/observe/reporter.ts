@@ -4,6 +4,7 @@ import type { LedgerChange } from '../ledger/payment-ledger.js';
 import type { AttemptResult } from '../pipeline/attempt.js';
 import { StoreTimeoutError } from '../pipeline/store-call.js';
 import { StorePoolFullError } from '../pipeline/store-pool.js';
+import { FailingPayments } from './failing-payments.js';
 import { safeLog, type WebhookLogger } from './logger.js';
 import type { AttemptSource, Outcome, OutcomeKind } from './outcome.js';
 import { RateLimiter } from './rate-limit.js';
@@ -58,10 +59,14 @@ const TIMEOUT_ROLLED_BACK =
  * `onOutcome`. Refusals at warn (rate-limited per code: the first, then a count every 10 s, so a
  * scanner cannot flood the log with 401s, 405s or 413s), clients gone mid-body at debug (rate-limited too); credits at info; duplicates and busy answers at debug; conflicts,
  * rejections, timeouts and failures at error. A few refusals mean the merchant's setup is wrong rather than
- * the request: for those a hint with the fix is logged once (per hint), at warn.
+ * the request: for those a hint with the fix is logged once (per hint), at warn. A failing handler's error,
+ * stack included, is logged at a payment's first failure; each later failure of the same payment is one
+ * short line, rate-limited per code like the refusals.
  */
 export class Reporter {
   readonly #refusals: RateLimiter;
+  readonly #retries: RateLimiter;
+  readonly #failing = new FailingPayments();
   readonly #hinted = new Set<string>();
 
   constructor(
@@ -72,7 +77,14 @@ export class Reporter {
     this.#refusals = new RateLimiter(REFUSAL_LOG_PERIOD_MS, (code, suppressed) => {
       const fields = { code, status: STATUS_BY_CODE[code as WebhookErrorCode], suppressed };
       const period = `in the last ${REFUSAL_LOG_PERIOD_MS / 1000} s`;
-      if (code === 'CLIENT_DISCONNECTED') {
+      if (code === 'PROBE') {
+        safeLog(
+          logger,
+          'debug',
+          { code: 'MISSING_SIGNATURE', status: 401, probe: true, suppressed },
+          `${suppressed} more reachability checks ${period}.`,
+        );
+      } else if (code === 'CLIENT_DISCONNECTED') {
         safeLog(
           logger,
           'debug',
@@ -80,6 +92,14 @@ export class Reporter {
           `${suppressed} more clients went away before the body was complete ${period}.`,
         );
       } else safeLog(logger, 'warn', fields, `${suppressed} more deliveries were refused with ${code} ${period}.`);
+    });
+    this.#retries = new RateLimiter(REFUSAL_LOG_PERIOD_MS, (code, suppressed) => {
+      safeLog(
+        logger,
+        'error',
+        { code, status: STATUS_BY_CODE[code as WebhookErrorCode], suppressed },
+        `${suppressed} more attempts of payments that had failed before failed again with ${code} in the last ${REFUSAL_LOG_PERIOD_MS / 1000} s.`,
+      );
     });
   }
 
@@ -109,6 +129,21 @@ export class Reporter {
     this.#emit(failed ? 'failed' : 'refused', subject, error.code);
   }
 
+  /**
+   * `service-pay listen`'s reachability check: an unsigned request, answered 401 as any, but logged at debug
+   * (rate-limited with the refusals of its code), since nobody sent a delivery.
+   */
+  probe(error: WebhookError, subject: ReportSubject): void {
+    if (this.#refusals.admit('PROBE'))
+      safeLog(
+        this.logger,
+        'debug',
+        { code: error.code, status: error.status, probe: true },
+        `Answered a reachability check (service-pay listen) ${error.status} ${error.code}, as any unsigned request; not a delivery.`,
+      );
+    this.#emit('refused', subject, error.code);
+  }
+
   /** A reconciled payment the service does not say is PAID: nothing to do yet. */
   notPaid(subject: ReportSubject, status: string): void {
     safeLog(
@@ -124,6 +159,16 @@ export class Reporter {
   attempt(result: AttemptResult, subject: ReportSubject): void {
     const code = codeOf(result);
     const level = LEVEL_OF[result.outcome];
+    if (subject.paymentId !== undefined) {
+      if (result.outcome === 'failed') {
+        const failures = this.#failing.failed(subject.paymentId);
+        if (failures > 1) {
+          this.#logRepeatedFailure(result, subject, failures);
+          this.#emit(result.outcome, subject, code, result.handlerMs);
+          return;
+        }
+      } else if (result.outcome !== 'in-progress') this.#failing.settled(subject.paymentId);
+    }
     // Most deliveries are credits and duplicates, logged at info and debug: with a logger that has no such
     // level (the console default), no fields are built at all.
     if (this.logger[level] !== undefined) this.#logAttempt(result, subject, code, level);
@@ -164,6 +209,54 @@ export class Reporter {
         safeLog(this.logger, level, fields, result.rolledBack === true ? TIMEOUT_ROLLED_BACK : MESSAGES.timeout);
         break;
     }
+  }
+
+  /**
+   * A payment whose failure (with its stack) was logged before failed again: one short line, without the
+   * stack, rate-limited per code like the refusals (the first in a window, then a count).
+   */
+  #logRepeatedFailure(
+    result: Extract<AttemptResult, { outcome: 'failed' }>,
+    subject: ReportSubject,
+    failures: number,
+  ): void {
+    if (!this.#retries.admit(result.code)) return;
+    const error = result.error;
+    const said = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    safeLog(
+      this.logger,
+      'error',
+      {
+        ...subject.logFields,
+        code: result.code,
+        status: STATUS_BY_CODE[result.code],
+        handlerMs: result.handlerMs,
+        failures,
+        ...(subject.source === 'reconciliation' ? { source: subject.source } : {}),
+      },
+      `${result.code === 'COMMIT_FAILED' ? 'The commit' : 'onPaymentPaid'} failed again (failure ${failures} of this payment here; its stack was logged at the first): ${said.replace(/\s+/g, ' ').slice(0, 200)}`,
+    );
+  }
+
+  /**
+   * After an attempt ended, work its handler left running used `ctx.tx`: that write was not made, and the
+   * attempt may have been answered 200. At error, naming the payment, with its own code and outcome, so
+   * an alert on either finds it (the delivery's own outcome was reported before).
+   */
+  lateUse(error: Error, subject: ReportSubject): void {
+    safeLog(
+      this.logger,
+      'error',
+      {
+        ...subject.logFields,
+        code: 'LATE_TX_USE',
+        status: STATUS_BY_CODE.LATE_TX_USE,
+        err: error,
+      },
+      `ctx.tx was used after the delivery of payment ${subject.paymentId ?? '(unknown)'} had ended: that write was NOT made. ` +
+        'Await every ctx.tx call inside onPaymentPaid, then check this payment.',
+    );
+    this.#emit('late-use', subject, 'LATE_TX_USE');
   }
 
   /**

@@ -54,20 +54,17 @@ export class TransactionContext<Tx> extends HandlerContext {
     attempt: RunningAttempt,
     confirm: (attempt: RunningAttempt) => Promise<void>,
     readonly tx: Tx,
-    session: { outside?<T>(fn: () => T): T },
+    scope: { outside<T>(fn: () => T): T } | undefined,
   ) {
     super(deliveryId, timestamp, source, attempt, confirm);
-    this.#session = session;
+    this.#scope = scope;
   }
 
-  /**
-   * The session, whose `outside` runs work with its guards off, if it has guards: kept whole and asked when
-   * the handler calls `outsideTransaction` (most never do; a bound copy per delivery cost an allocation).
-   */
-  readonly #session: { outside?<T>(fn: () => T): T };
+  /** The delivery's scope, whose `outside` runs work with its guards off, if the store has guards. */
+  readonly #scope: { outside<T>(fn: () => T): T } | undefined;
 
   override outsideTransaction<T>(fn: () => T): T {
-    const session = this.#session;
-    return session.outside === undefined ? fn() : session.outside(fn);
+    const scope = this.#scope;
+    return scope === undefined ? fn() : scope.outside(fn);
   }
 }

@@ -71,6 +71,8 @@ export interface AttemptConclusion<T> {
   concluded(result: AttemptResult, attempt: PaymentAttempt): T;
   /** Something nobody expected broke inside the attempt. */
   broke(error: unknown, attempt: PaymentAttempt): T;
+  /** After the attempt ended, work it left running used `ctx.tx`: reported, never answered. */
+  lateUse(error: Error, attempt: PaymentAttempt): void;
 }
 
 /** What the handler did: finished, threw, or was still running at its deadline (and may finish later). */

@@ -5,6 +5,7 @@ import { receiveBody, type WebhookRequest } from '../http/webhook-request.js';
 import { Reporter, type ReportSubject } from '../observe/reporter.js';
 import type { DedupeStore } from '../store/dedupe-store.js';
 import type { WebhookStore } from '../store/transactional-store.js';
+import { HEADER, readHeader } from '../verify/headers.js';
 import { MismatchHints } from '../verify/mismatch-hint.js';
 import { type VerifiedDelivery, verifyResolved } from '../verify/verify-webhook.js';
 import { type AttemptConclusion, PaymentAttempt } from './attempt.js';
@@ -62,6 +63,7 @@ export function createWebhookHandler<S extends WebhookStore = DedupeStore>(
       reporter.attempt(result, attempt);
       return answerFor(result, o.pipeline.leaseMs);
     },
+    lateUse: (error, attempt) => reporter.lateUse(error, attempt),
     broke: (error, attempt) => {
       reporter.unexpected(error, attempt);
       return UNEXPECTED_ANSWER;
@@ -94,26 +96,39 @@ function handleDelivery(
         ? body.then((bytes) => verifyResolved({ rawBody: bytes, headers: request.headers }, o.verify, hints))
         : verifyResolved({ rawBody: body, headers: request.headers }, o.verify, hints);
   } catch (error) {
-    return Promise.resolve(refuse(reporter, error, startedAt));
+    return Promise.resolve(refuse(reporter, error, startedAt, request));
   }
   if (verified instanceof Promise) {
     return verified.then(
       (delivery) => exactlyOnce(o, engine, reporter, conclusion, delivery, startedAt),
-      (error: unknown) => refuse(reporter, error, startedAt),
+      (error: unknown) => refuse(reporter, error, startedAt, request),
     );
   }
   return exactlyOnce(o, engine, reporter, conclusion, verified, startedAt);
 }
 
 /** The answer to a request refused before any payment was looked at (or to a bug: 500, retried). */
-function refuse(reporter: Reporter, error: unknown, startedAt: number): WebhookResponse {
+function refuse(reporter: Reporter, error: unknown, startedAt: number, request: WebhookRequest): WebhookResponse {
   const subject: ReportSubject = { source: 'webhook', startedAt };
   if (!(error instanceof WebhookError)) {
     reporter.unexpected(error, subject);
     return UNEXPECTED_ANSWER;
   }
-  reporter.refusal(error, subject);
+  if (error.code === 'MISSING_SIGNATURE' && isProbe(request)) reporter.probe(error, subject);
+  else reporter.refusal(error, subject);
   return refusalAnswer(error);
+}
+
+/** An unsigned request marked as `service-pay listen`'s reachability check (see `HEADER.probe`). */
+function isProbe(request: WebhookRequest): boolean {
+  try {
+    return (
+      readHeader((request as Partial<WebhookRequest> | null)?.headers, HEADER.probe, 'MALFORMED_SIGNATURE') !==
+      undefined
+    );
+  } catch {
+    return false; // the mark sent twice: not the CLI's, logged as any refusal
+  }
 }
 
 /** The exactly-once part of a verified delivery: one attempt, reported and answered. */

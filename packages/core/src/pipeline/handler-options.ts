@@ -14,6 +14,7 @@ import {
   type ResolvedPipelineOptions,
   resolvePipelineOptions,
 } from './pipeline-options.js';
+import { timerMs } from './timer-ms.js';
 
 /**
  * Options of `createWebhookHandler`, `createFetchHandler` and every adapter. Generic over the store, so
@@ -116,6 +117,6 @@ export function resolveHandlerOptions<S extends WebhookStore>(options: HandlerOp
     onPaymentPaid: options.onPaymentPaid,
     dedupeKey: options.dedupeKey ?? defaultDedupeKey,
     maxBodyBytes: positiveOption('maxBodyBytes', options.maxBodyBytes, 64 * 1024),
-    bodyLimits: { timeoutMs: positiveOption('bodyTimeoutMs', options.bodyTimeoutMs, DEFAULT_BODY_TIMEOUT_MS) },
+    bodyLimits: { timeoutMs: timerMs(options.bodyTimeoutMs, DEFAULT_BODY_TIMEOUT_MS, 'options.bodyTimeoutMs') },
   };
 }

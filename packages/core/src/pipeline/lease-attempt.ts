@@ -104,7 +104,7 @@ async function release(
 
 /**
  * The store answered `complete`: stop keeping the lease, and alert if another attempt held the key. The
- * completion is recorded either way (design v3), so that attempt's next `confirmLease()` fails.
+ * completion is recorded either way, so that attempt's next `confirmLease()` fails.
  */
 function completed(
   engine: AttemptEngine,

@@ -4,6 +4,7 @@ import type { Outcome } from '../observe/outcome.js';
 import type { DedupeStore } from '../store/dedupe-store.js';
 import { MemoryDedupeStore } from '../store/memory-store.js';
 import type { WebhookStore } from '../store/transactional-store.js';
+import { timerMs } from './timer-ms.js';
 
 /**
  * The options of the exactly-once pipeline, shared by `createWebhookHandler` (and every adapter) and
@@ -69,7 +70,7 @@ export function resolvePipelineOptions(options: PipelineOptions<WebhookStore>): 
     store,
     leaseMs: positiveOption('leaseMs', options.leaseMs, 10_000),
     handlerTimeoutMs: positiveOption('handlerTimeoutMs', options.handlerTimeoutMs, 30_000),
-    storeTimeoutMs: positiveOption('storeTimeoutMs', options.storeTimeoutMs, 2_000),
+    storeTimeoutMs: timerMs(options.storeTimeoutMs, 2_000, 'options.storeTimeoutMs'),
     retainMs: positiveOption('retainMs', options.retainMs, 7 * 24 * 60 * 60 * 1000),
     logger,
     onOutcome: options.onOutcome,

@@ -53,6 +53,8 @@ export async function transactionAttempt<Tx, T>(
     if (claim.state !== 'claimed') return engine.conclude(conclusion, seenBefore(claim, input.fingerprint), input);
 
     const { session } = claim;
+    const { scope } = session;
+    scope?.onLateUse((error) => lateUse(engine, store, conclusion, input, error));
     const attempt = engine.running.create(input.key, undefined, engine.now(), input);
     const ctx = new TransactionContext(
       input.deliveryId,
@@ -61,15 +63,16 @@ export async function transactionAttempt<Tx, T>(
       attempt,
       engine.confirm,
       session.tx,
-      session,
+      scope,
     );
-    const settled = await (session.run === undefined
+    const settled = await (scope === undefined
       ? runHandler(input, ctx, attempt, engine.running)
-      : session.run(() => settlement(runHandler(input, ctx, attempt, engine.running))));
+      : scope.run(() => settlement(runHandler(input, ctx, attempt, engine.running))));
     engine.running.finish(attempt);
     const handlerMs = engine.now() - attempt.startedAt;
 
     if (settled.kind === 'deadline') {
+      scope?.runsUntil(settled.later);
       await rollback(engine, session.rollback.bind(session), attempt.stopReason, input);
       void settled.later.then(() =>
         safeLog(
@@ -82,9 +85,11 @@ export async function transactionAttempt<Tx, T>(
       return engine.conclude(conclusion, { outcome: 'timeout', handlerMs, rolledBack: true }, input);
     }
     if (settled.kind === 'threw' && !engine.isRejection(settled.error)) {
-      // A guard's refusal is the cause, whatever the client wrapped it in on its way to the handler.
-      const error = session.refusal?.() ?? settled.error;
-      await rollback(engine, session.rollback.bind(session), error, input);
+      // Rolled back with the handler's error first: a store may read a refusal into it there (a driver's
+      // error that reveals a write beside ctx.tx). A guard's refusal is then the cause, whatever the client
+      // wrapped it in on its way to the handler.
+      await rollback(engine, session.rollback.bind(session), settled.error, input);
+      const error = scope?.refusal ?? settled.error;
       return engine.conclude(conclusion, { outcome: 'failed', code: 'HANDLER_FAILED', error, handlerMs }, input);
     }
     const rejected = settled.kind === 'threw';
@@ -102,7 +107,7 @@ export async function transactionAttempt<Tx, T>(
       await rollback(engine, session.rollback.bind(session), error, input);
       // A guard's refusal found at commit (caught or never awaited by the handler, or a query it did not
       // await) is the handler's failure, not the database's: logged as such, with the refusal as its error.
-      const refused = session.refusal?.();
+      const refused = scope?.refusal;
       if (refused !== undefined && refused === error) {
         return engine.conclude(conclusion, { outcome: 'failed', code: 'HANDLER_FAILED', error, handlerMs }, input);
       }
@@ -126,6 +131,39 @@ export async function transactionAttempt<Tx, T>(
  */
 function settlement(settled: HandlerSettlement | Promise<HandlerSettlement>): Promise<HandlerSettlement> {
   return settled instanceof Promise ? settled : Promise.resolve(settled);
+}
+
+/**
+ * `ctx.tx` used after the attempt ended: logged at error naming the payment (`LATE_TX_USE`), reported as
+ * the outcome `late-use`, and handed to the store's `flagLateUse` for the payment's record. None of it may
+ * throw into the late caller.
+ */
+function lateUse<T>(
+  engine: AttemptEngine,
+  store: TransactionalStore<unknown>,
+  conclusion: AttemptConclusion<T>,
+  input: PaymentAttempt,
+  error: Error,
+): void {
+  conclusion.lateUse(error, input);
+  // The ledger's flag puts the payment in front of the operator; the writer logs its own failures.
+  void engine.ledger?.flagged(input, 'late-tx-use');
+  if (store.flagLateUse === undefined) return;
+  const flagged = async () =>
+    store.flagLateUse?.({
+      paymentId: input.payment.paymentId,
+      deliveryId: input.deliveryId,
+      code: 'LATE_TX_USE',
+      message: error.message,
+    });
+  flagged().catch((failure: unknown) =>
+    safeLog(
+      engine.o.logger,
+      'error',
+      { ...input.logFields, code: 'LATE_TX_USE', err: failure },
+      "The store could not flag the payment's record after a late ctx.tx use; check this payment by hand.",
+    ),
+  );
 }
 
 async function rollback(

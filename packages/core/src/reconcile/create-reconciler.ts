@@ -243,6 +243,7 @@ export function createReconciler<S extends WebhookStore = DedupeStore>(options: 
       reporter.attempt(result, attempt);
       return resultOf(attempt.paymentId, status, result);
     },
+    lateUse: (error, attempt) => reporter.lateUse(error, attempt),
     broke: (error, attempt) => {
       reporter.unexpected(error, attempt);
       return {

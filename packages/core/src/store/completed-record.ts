@@ -88,9 +88,9 @@ export function fingerprintOf(record: CompletedRecord): string {
  * A 32-bit tag of a claim token (FNV-1a): enough to tell a retried `complete` from another attempt's.
  *
  * Signed, not unsigned: an int32 is always a small integer to V8 on 64-bit Node, while an unsigned tag of
- * 2^31 or more is a heap number. Optimized on small tags, the function was thrown back to the interpreter
- * by the first large one, at a moment that depended on the process's random token prefix, and compiled
- * again: about 4,400 instructions per delivery in the icount budget's count at N = 1,000.
+ * 2^31 or more is a heap number. Optimized on small tags, the function would be thrown back to the
+ * interpreter by the first large one, at a moment that depends on the process's random token prefix, and
+ * compiled again: about 4,400 instructions per delivery in the icount budget's count at N = 1,000.
  */
 export function tokenTag(token: string): number {
   let h = 0x811c9dc5 | 0;

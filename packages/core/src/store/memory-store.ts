@@ -193,7 +193,7 @@ export class MemoryDedupeStore implements DedupeStore {
       this.#retainMs = retainMs;
       if (typeof existing === 'string') {
         if (tagOf(existing) === tag) return SETTLED_TRUE; // a retried complete of ours
-        // Another attempt completed it first: ours is recorded all the same (design v3), and answers false.
+        // Another attempt completed it first: ours is recorded all the same (the handler has run), and answers false.
         this.#entries.delete(key);
         this.#insert(flat(key), packRecord(now + retainMs, tag, fingerprint));
         return SETTLED_FALSE;

@@ -1,155 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
-/**
- * One delivery as the guards on the app's clients see it (opened with `openDelivery`), from the moment its
- * handler starts until its store commits or rolls back: which store runs it, whether it has ended, and the
- * first thing a guard refused during it. A guard never throws into the merchant's code: it answers a rejected promise and
- * records the refusal here, so a refused call that was never awaited (or whose error was caught) still
- * fails the delivery when the store commits.
- *
- * @example
- * ```ts
- * const delivery = openDelivery(scope);
- * await delivery.run(handler);
- * const refused = delivery.end(); // at commit: roll back and fail the delivery with it
- * ```
- */
-export class DeliveryGuard {
-  #ended = false;
-  #refusal: Error | undefined;
-  /** Made on first `hold`: most deliveries hold nothing, and a Set per delivery was an allocation on each. */
-  #holds: Set<Promise<void>> | undefined;
-
-  constructor(
-    /** Names the store running this delivery (the `scope` its client's guards were given). */
-    readonly scope: object,
-  ) {}
-
-  /** Runs the handler inside this delivery: the app's clients recognise it while it lasts. */
-  run<T>(handler: () => Promise<T>): Promise<T> {
-    return running.run(this, handler);
-  }
-
-  /** Ends the guard (the store commits or rolls back now) and says what it refused meanwhile, if anything. */
-  end(): Error | undefined {
-    this.#ended = true;
-    return this.#refusal;
-  }
-
-  /** True once the store committed or rolled back: nothing is refused in its name any more. */
-  get ended(): boolean {
-    return this.#ended;
-  }
-
-  /** The first refusal of this delivery, if any. */
-  get refusal(): Error | undefined {
-    return this.#refusal;
-  }
-
-  /**
-   * For a client guard: app work started in this delivery whose statements the guard has not judged yet
-   * (a connection checked out for a transaction of the client's own, which Prisma opens for one `create`
-   * on MySQL), held until `until` settles, so that a write found there still fails the delivery rather
-   * than arriving after its commit.
-   */
-  hold(until: Promise<unknown>): void {
-    if (this.#ended) return;
-    const held = until.then(
-      () => {},
-      () => {},
-    );
-    this.#holds ??= new Set();
-    const holds = this.#holds;
-    holds.add(held);
-    void held.then(() => holds.delete(held));
-  }
-
-  /**
-   * What the store awaits before `end`: a promise that resolves once everything held in this delivery
-   * (`hold`) has settled, or undefined when nothing is held (the common case costs no wait).
-   */
-  settled(): Promise<void> | undefined {
-    const holds = this.#holds;
-    if (holds === undefined || holds.size === 0) return undefined;
-    return (async () => {
-      while (holds.size > 0) await Promise.all([...holds]);
-    })();
-  }
-
-  /**
-   * Records `error` as this delivery's refusal and answers it as a rejected promise, already marked
-   * handled: awaited it rejects as usual, left alone it cannot end the process as an unhandled rejection
-   * (the store fails the delivery with it at commit).
-   */
-  refuse(error: Error): Promise<never> {
-    this.#refusal ??= error;
-    const refused = Promise.reject(error);
-    refused.catch(() => {});
-    return refused;
-  }
-}
-
-/** The delivery whose handler is running in this async context, if any. */
-const running = new AsyncLocalStorage<DeliveryGuard>();
-
-/**
- * For store authors, the one way to open a delivery: a delivery of the store named by `scope`, whose `run`
- * makes the handler recognisable to the guards on the store's client (`refuseOwnTransactions`,
- * `clientGuard`). The store awaits `settled()` and then ends it (`end()`) when it commits or rolls back,
- * and fails the delivery with what it refused meanwhile.
- *
- * @example
- * ```ts
- * const delivery = openDelivery(scope);
- * await delivery.run(handler);
- * await delivery.settled(); // at commit: app work a guard has yet to judge
- * const refused = delivery.end(); // then, if anything was refused, roll back and fail the delivery with it
- * ```
- */
-export function openDelivery(scope: object): DeliveryGuard {
-  return new DeliveryGuard(scope);
-}
-
-/** The context of a store's own work (opening a delivery's transaction): see `asStoreWork`. */
-const STORE_WORK = new DeliveryGuard({});
-STORE_WORK.end();
-
-/**
- * For store authors: runs `fn` (the store opening a delivery's transaction) so that a client guard can
- * tell the connection it checks out is the store's own (`ClientGuard.storeWork()`): its statements are
- * `ctx.tx`'s, never judged as the app's.
- *
- * @example
- * ```ts
- * const held = await holdTransaction((work) => asStoreWork(() => client.transaction(work)));
- * ```
- */
-export function asStoreWork<T>(fn: () => T): T {
-  return running.run(STORE_WORK, fn);
-}
-
-/**
- * Runs `fn` with no delivery guard: what `ctx.outsideTransaction(fn)` does on a transactional store, for a
- * write that must survive the delivery (an audit row kept even when the delivery rolls back). A thenable
- * `fn` returns is started inside and answered as a promise of its value.
- *
- * @example
- * ```ts
- * const session = { ..., outside: (fn) => outsideDelivery(fn) };
- * ```
- */
-export function outsideDelivery<T>(fn: () => T): T {
-  return running.exit(() => {
-    const result = fn();
-    const then = (result as { then?: unknown } | null)?.then;
-    if (typeof then !== 'function' || result instanceof Promise) return result;
-    // A lazy client's query (Drizzle, Knex, Prisma, postgres.js) runs when its `then` is called: call it
-    // here, inside, or the write would be sent from the awaiting code, in the delivery.
-    return new Promise((resolve, reject) => {
-      (then as (a: unknown, b: unknown) => unknown).call(result, resolve, reject);
-    }) as T;
-  });
-}
+import { currentDelivery, type DeliveryScope, inStoreWork, refusedValue } from './delivery-scope.js';
 
 /**
  * The error the handler gets for opening the client's own transaction while a delivery's transaction is
@@ -224,16 +73,16 @@ export class ClientGuard {
   }
 
   /** The delivery of one of this client's stores running in the caller's async context, with its store. */
-  running(): { delivery: DeliveryGuard; store: string } | undefined {
-    const delivery = running.getStore();
+  running(): { delivery: DeliveryScope; store: string } | undefined {
+    const delivery = currentDelivery();
     if (delivery === undefined || delivery.ended) return undefined;
-    const store = this.#stores.get(delivery.scope);
+    const store = this.#stores.get(delivery.store);
     return store === undefined ? undefined : { delivery, store };
   }
 
   /** True inside `asStoreWork`: the store itself is checking out a connection for a delivery. */
   storeWork(): boolean {
-    return running.getStore() === STORE_WORK;
+    return inStoreWork();
   }
 }
 
@@ -256,27 +105,6 @@ export function clientGuard(client: object, scope: object, store: string): Clien
   }
   guard.add(scope, store);
   return guard;
-}
-
-/**
- * What a refused call answers in place of the client's own value: a promise that rejects with the
- * refusal, and that also takes any builder call chained onto it (`db.transaction().execute(...)`,
- * `knex.transactionProvider()()`), answering the same rejection, so nothing throws synchronously into the
- * merchant's code.
- */
-export function refusedValue(refused: Promise<never>): never {
-  const stub: object = new Proxy(() => {}, {
-    get(_target, property) {
-      if (property === 'then' || property === 'catch' || property === 'finally') {
-        const method = refused[property] as (...args: unknown[]) => unknown;
-        return method.bind(refused);
-      }
-      if (property === Symbol.toStringTag) return 'Promise';
-      return () => stub;
-    },
-    apply: () => stub,
-  });
-  return stub as never;
 }
 
 /** The methods already wrapped, per object: each is wrapped once, however many stores were given it. */

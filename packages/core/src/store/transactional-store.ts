@@ -1,6 +1,7 @@
 import type { PaymentLedger } from '../ledger/payment-ledger.js';
 import type { StorePoolState } from '../pipeline/store-pool.js';
 import type { DedupeStore } from './dedupe-store.js';
+import type { DeliveryScope } from './delivery-scope.js';
 
 /**
  * How an attempt ended, as the store records it in its inbox row.
@@ -57,22 +58,12 @@ export interface TransactionSession<Tx> {
    */
   rollback(reason: unknown): Promise<void>;
   /**
-   * Optional: runs the handler inside the session's scope, so the store can recognise what the handler
-   * does beside `tx` (an ORM store refuses the ORM's own `transaction()` there: a second transaction the
-   * store cannot see, which would commit a credit whatever happens to the delivery). Must call `handler`
-   * once and return its promise unchanged.
+   * Optional: the delivery's scope (`openDelivery`), for a store that guards what the handler does beside
+   * `tx`. The pipeline runs the handler in it (`scope.run`), runs `ctx.outsideTransaction(fn)` outside it
+   * (`scope.outside`), reports its first refusal as the delivery's failure (`scope.refusal`), and hears of
+   * a `ctx.tx` use after the end (`scope.onLateUse`). Without it the handler just runs.
    */
-  run?<T>(handler: () => Promise<T>): Promise<T>;
-  /**
-   * Optional: runs `fn` with the guards of `run` off (`ctx.outsideTransaction(fn)`), for a write the
-   * handler sends beside the delivery on purpose. Without it `ctx.outsideTransaction` just runs `fn`.
-   */
-  outside?<T>(fn: () => T): T;
-  /**
-   * Optional: what the session's guards refused during the handler, if anything. When the handler throws,
-   * the pipeline reports this instead (the handler's error is often the client's wrapping of it).
-   */
-  refusal?(): unknown;
+  readonly scope?: DeliveryScope;
 }
 
 /**
@@ -125,6 +116,25 @@ export interface TransactionalStore<Tx> {
    * full pool is logged as such (`StorePoolFullError`) rather than as a database that does not answer.
    */
   describePool?(): StorePoolState | undefined;
+  /**
+   * Optional: marks the payment's record after `ctx.tx` was used once its delivery had ended (work the
+   * handler left running): that write was not made, and someone must look at the payment. Called by the
+   * pipeline once per delivery (its first late call), after it logged `LATE_TX_USE` and reported the outcome `late-use`;
+   * apart from any delivery's transaction. A failure is logged, never thrown anywhere else.
+   *
+   * @example
+   * ```ts
+   * async flagLateUse(late) {
+   *   await pool.query("update ledger set state = 'flagged', last_error = $2 where payment_id = $1", [late.paymentId, late.message]);
+   * }
+   * ```
+   */
+  flagLateUse?(late: {
+    paymentId: string;
+    deliveryId: string | undefined;
+    code: 'LATE_TX_USE';
+    message: string;
+  }): void | Promise<void>;
 }
 
 /**

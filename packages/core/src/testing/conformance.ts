@@ -1,5 +1,11 @@
 import type { DedupeStore } from '../store/dedupe-store.js';
-import type { TransactionalStore, TransactionClaim } from '../store/transactional-store.js';
+import type { DeliveryScope } from '../store/delivery-scope.js';
+import type {
+  InboxRecord,
+  TransactionalStore,
+  TransactionClaim,
+  TransactionSession,
+} from '../store/transactional-store.js';
 
 /**
  * One case of the store conformance suite: a name and an async check that throws on failure.
@@ -219,8 +225,8 @@ function closingEverySession<Tx>(made: StoreUnderTest<TransactionalStore<Tx>>): 
   return {
     store: {
       kind: 'transactional',
-      begin: async (key, fingerprint) => {
-        const claim = await store.begin(key, fingerprint);
+      begin: async (key, fingerprint, draft) => {
+        const claim = await store.begin(key, fingerprint, draft);
         if (claim.state === 'claimed') sessions.push(claim.session);
         return claim;
       },
@@ -328,6 +334,76 @@ export function transactionalStoreConformance<Tx>(
       await a.rollback(new Error('done'));
       await b.rollback(new Error('done'));
     }),
+    ...deliveryScopeCases(run, claimed, record, writes),
+  ];
+}
+
+/**
+ * The delivery scope's part of the transactional suite: every transactional store opens one per delivery
+ * (`session.scope`), a refusal recorded in it fails the commit however the handler treated it, and a
+ * `ctx.tx` write after the end is reported as a late use naming the payment, never committed.
+ */
+function deliveryScopeCases<Tx>(
+  run: Case<TransactionalStore<Tx>>,
+  claimed: (claim: TransactionClaim<Tx>) => TransactionSession<Tx>,
+  record: (paymentId: string) => InboxRecord,
+  writes: TransactionalWrites<Tx>,
+): ConformanceCase[] {
+  const scopeOf = (session: TransactionSession<Tx>): DeliveryScope => {
+    if (session.scope === undefined) throw new Error('a transactional store must open a delivery scope (openDelivery)');
+    return session.scope;
+  };
+  return [
+    run(
+      'a refusal recorded during the handler, even caught, fails the commit: nothing written, the key free',
+      async (store, key) => {
+        const session = claimed(
+          await store.begin(key, 'fp', { paymentId: 'p_refused', deliveryId: 'dl_1', source: 'webhook' }),
+        );
+        const scope = scopeOf(session);
+        const refusal = new Error('refused by a guard');
+        await scope.run(async () => {
+          await writes.write(session.tx, key);
+          await scope.refuse(refusal).catch(() => 'caught by the handler');
+        });
+        const failure = await session.commit(record('p_refused')).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        if (failure !== refusal)
+          throw new Error(`expected the commit to fail with the refusal, got ${String(failure)}`);
+        equal(scope.refusal === refusal, true);
+        equal(await writes.count(key), 0);
+        await claimed(await store.begin(key, 'fp')).rollback(new Error('conformance: done'));
+      },
+    ),
+    run(
+      'a ctx.tx write after the handler returned and the delivery committed: reported as a late use naming the payment, nothing written',
+      async (store, key) => {
+        const session = claimed(
+          await store.begin(key, 'fp', { paymentId: 'p_late', deliveryId: 'dl_1', source: 'webhook' }),
+        );
+        const scope = scopeOf(session);
+        const reported: Error[] = [];
+        let heard: () => void = () => {};
+        const late = new Promise<void>((resolve) => (heard = resolve));
+        scope.onLateUse((error) => {
+          reported.push(error);
+          heard();
+        });
+        await scope.run(async () => {});
+        await session.commit(record('p_late'));
+        // Work the handler left behind: it must neither write nor reject unhandled.
+        void Promise.resolve()
+          .then(() => writes.write(session.tx, `${key}:late`))
+          .catch(() => {});
+        await withinMs(late, 5_000, 'the late use was not reported');
+        equal(reported.length, 1);
+        equal((reported[0] as { code?: unknown }).code, 'LATE_TX_USE');
+        if (!/p_late/.test((reported[0] as Error).message)) throw new Error('the late use must name the payment');
+        equal(await writes.count(`${key}:late`), 0);
+      },
+    ),
   ];
 }
 

@@ -23,6 +23,13 @@ export const HEADER = {
   delivery: 'x-service-delivery',
   contentType: 'content-type',
   contentLength: 'content-length',
+  /**
+   * Not the service's: `service-pay listen` marks the unsigned POST it sends at start to see whether the
+   * webhook route is there. It is answered as any unsigned request (401) but logged at debug, so a
+   * developer's log does not show a refused delivery that never was one. Only a request with no signature at
+   * all is treated so: a signed request with the mark is refused and logged as any other.
+   */
+  probe: 'x-service-pay-probe',
 } as const;
 
 type HeaderCode = Extract<

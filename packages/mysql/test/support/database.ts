@@ -1,7 +1,9 @@
+import { testServers } from '@service-pay/test-kit';
 import mysql from 'mysql2/promise';
 
 /** The machine's MariaDB (root, no password, database `test`; `.ci/run` starts it when it is down). */
-export const DATABASE_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+/** The shared MariaDB (`TEST_MYSQL_URL`; test-kit's `testServers`). */
+export const DATABASE_URL = testServers().mysqlUrl;
 
 /** A table name no other test (or other run on the shared server) uses. */
 export function uniqueName(label: string): string {

@@ -1,8 +1,10 @@
 import { PGlite } from '@electric-sql/pglite';
+import { testServers } from '@service-pay/test-kit';
 import pg from 'pg';
 
 /** The machine's PostgreSQL (trust auth on loopback, database `test`; `.ci/run` makes sure it is up). */
-export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The shared PostgreSQL (`TEST_POSTGRES_URL`; test-kit's `testServers`). */
+export const DATABASE_URL = testServers().postgresUrl;
 
 /** A table name no other test (or other run on the shared server) uses. */
 export function uniqueName(label: string): string {

@@ -1,6 +1,15 @@
 import { type PaymentPaidEvent, signWebhook, type WebhookLogger, type WebhookRequest } from '@service-pay/core';
+import { redisTarget, testServers } from '@service-pay/test-kit';
 import { Redis, type RedisOptions } from 'ioredis';
 import { Redis as Redis5 } from 'ioredis-5';
+
+/** Where a client connects: a server of the test's own by its port, or the shared one's options. */
+type Target = number | ReturnType<typeof redisTarget>;
+
+/** The shared Redis (`TEST_REDIS_URL`, database index included); every test writes under its own prefix. */
+export const SHARED_REDIS = redisTarget(testServers().redisUrl);
+
+const where = (target: Target) => (typeof target === 'number' ? { host: '127.0.0.1', port: target } : target);
 
 export const SECRET = 'whsec_redis_store_tests';
 
@@ -43,8 +52,8 @@ export async function connected(client: Redis): Promise<Redis> {
   return client;
 }
 
-export function redisOn(port: number, options: Omit<RedisOptions, 'replyMapping'> = {}): Redis {
-  const client = new Redis({ host: '127.0.0.1', port, ...options });
+export function redisOn(target: Target, options: Omit<RedisOptions, 'replyMapping'> = {}): Redis {
+  const client = new Redis({ ...where(target), ...options });
   // An outage is what several tests cause on purpose; ioredis would print every reconnect error otherwise.
   client.on('error', () => {});
   return client;
@@ -54,8 +63,8 @@ export function redisOn(port: number, options: Omit<RedisOptions, 'replyMapping'
  * The same on ioredis 5 (the peer range covers it). Typed as the ioredis 6 client the package builds
  * against: an app on 5.x compiles against 5.x's own types, which the store's declarations then refer to.
  */
-export function redis5On(port: number, options: Omit<RedisOptions, 'replyMapping' | 'protocol'> = {}): Redis {
-  const client = new Redis5({ host: '127.0.0.1', port, ...(options as object) });
+export function redis5On(target: Target, options: Omit<RedisOptions, 'replyMapping' | 'protocol'> = {}): Redis {
+  const client = new Redis5({ ...where(target), ...(options as object) });
   client.on('error', () => {});
   return client as unknown as Redis;
 }

@@ -30,9 +30,16 @@ export function result(attempt: DeliveryAttempt): string {
 
 /**
  * The receiver's error code and message from a service-pay style answer (`{"error": "CODE", "message":
- * "..."}`, or `{"error": {"code", "message"}}`), or null when the answer is not one.
+ * "..."}`, or `{"error": {"code", "message"}}`), or null when the answer is not one. The message whole,
+ * on one line: a fix is often at its end.
+ *
+ * @example
+ * ```ts
+ * receiverRefusal('{"error":"MISSING_SIGNATURE","message":"No X-Service-Signature header."}');
+ * // { code: 'MISSING_SIGNATURE', message: 'No X-Service-Signature header.' }
+ * ```
  */
-export function receiverError(responseBody: string): string | null {
+export function receiverRefusal(responseBody: string): { code: string; message: string } | null {
   let parsed: unknown;
   try {
     parsed = JSON.parse(responseBody);
@@ -45,7 +52,14 @@ export function receiverError(responseBody: string): string | null {
   const code = nested !== null ? nested.code : error;
   const text = nested !== null ? nested.message : message;
   if (typeof code !== 'string' || !/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/.test(code)) return null;
-  return typeof text === 'string' && printable(text) !== '' ? `${code}: ${clip(printable(text))}` : code;
+  return { code, message: typeof text === 'string' ? printable(text) : '' };
+}
+
+/** `receiverRefusal` as one clipped line for a table or an attempt line: `CODE: start of the message...`. */
+export function receiverError(responseBody: string): string | null {
+  const refusal = receiverRefusal(responseBody);
+  if (refusal === null) return null;
+  return refusal.message !== '' ? `${refusal.code}: ${clip(refusal.message)}` : refusal.code;
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point (escape sequences).

@@ -5,6 +5,8 @@ import { DELIVERIES_HELP, deliveriesCommand } from './deliveries-command.js';
 import type { Io } from './io.js';
 import { MissingDriverError } from './ledger-source.js';
 import { PAYMENTS_HELP, paymentsCommand } from './payments-command.js';
+import { UnsafeFileError } from './private-files.js';
+import { RESEND_HELP, resendCommand } from './resend-command.js';
 import { SEND_HELP, sendCommand } from './send-command.js';
 import { SIGN_HELP, signCommand } from './sign-command.js';
 import { LISTEN_HELP, listenCommand, SIMULATE_HELP, simulateCommand } from './simulate-command.js';
@@ -17,6 +19,7 @@ Commands:
   listen       run the simulator and forward every webhook to your app (--forward-to URL),
                with dev keys kept in .service-pay/dev-secrets.json
   trigger      create and pay a test payment: 'service-pay trigger payment.paid --amount 12.50'
+  resend       send a paid payment's webhook again, now: 'service-pay resend p_...'
   deliveries   print the delivery log of the running simulator
   payments     the failing and flagged payments in your shop's database ('payments p_...': one story)
   simulate     run the payment service locally (dashboard, merchant API, webhooks, control API)
@@ -34,6 +37,7 @@ Exit codes: 0 done, 1 the work failed, 2 bad usage, 3 no simulator answered.`;
 const HELP: Record<string, string> = {
   listen: LISTEN_HELP,
   trigger: TRIGGER_HELP,
+  resend: RESEND_HELP,
   deliveries: DELIVERIES_HELP,
   payments: PAYMENTS_HELP,
   simulate: SIMULATE_HELP,
@@ -66,6 +70,8 @@ export async function runCli(args: string[], io: Io, stopSignal: () => Promise<s
         return await listenCommand(rest, io, stopSignal);
       case 'trigger':
         return await triggerCommand(rest, io);
+      case 'resend':
+        return await resendCommand(rest, io);
       case 'deliveries':
         return await deliveriesCommand(rest, io);
       case 'payments':
@@ -96,7 +102,7 @@ export async function runCli(args: string[], io: Io, stopSignal: () => Promise<s
     const [code, name, message] = classify(error);
     // With --json, a failure is a JSON object on stderr too, so a script reads one format.
     if (json) io.err(JSON.stringify({ error: name, message, exitCode: code }));
-    else if (code === EXIT.USAGE) {
+    else if (name === 'USAGE') {
       const helpFor = command !== undefined && HELP[command] !== undefined ? ` ${command}` : '';
       io.err(`service-pay: ${message}\nRun 'service-pay${helpFor} --help' for usage.`);
     } else io.err(`service-pay: ${message}${name === 'UNEXPECTED' || name === 'UNREACHABLE' ? '' : ` (${name})`}`);
@@ -106,6 +112,7 @@ export async function runCli(args: string[], io: Io, stopSignal: () => Promise<s
 
 function classify(error: unknown): [code: number, name: string, message: string] {
   if (error instanceof UsageError) return [EXIT.USAGE, 'USAGE', error.message];
+  if (error instanceof UnsafeFileError) return [EXIT.USAGE, error.code, error.message];
   if (error instanceof UnreachableError) return [EXIT.UNREACHABLE, 'UNREACHABLE', error.message];
   if (error instanceof MissingDriverError) return [EXIT.FAILURE, error.code, error.message];
   if (error instanceof SimulatorError || error instanceof ControlApiError)

@@ -71,7 +71,8 @@ ${RUN_FLAGS_HELP}
 
 Then, in another terminal:
   service-pay trigger payment.paid --amount 12.50
-  service-pay deliveries`;
+  service-pay deliveries
+  service-pay resend <paymentId>      (again, now, once the app is fixed)`;
 
 const RUN_FLAGS = {
   config: { type: 'string' },
@@ -160,7 +161,9 @@ export async function listenCommand(args: string[], io: Io, stopSignal: () => Pr
     throw new UsageError(
       'listen keeps its merchant in the secrets file; drop merchants from --config, or use simulate',
     );
-  const { secrets, path, created } = await loadDevSecrets(v['secrets-file'] ?? DEFAULT_SECRETS_FILE);
+  const { secrets, path, created } = await loadDevSecrets(v['secrets-file'] ?? DEFAULT_SECRETS_FILE, (line) =>
+    io.err(line),
+  );
   const merchant: MerchantConfig = {
     name: 'dev',
     apiKey: secrets.apiKey,
@@ -181,12 +184,9 @@ export async function listenCommand(args: string[], io: Io, stopSignal: () => Pr
       [
         `Ready: forwarding the webhooks of every payment to ${forwardTo}`,
         banner(sim),
-        `The dev keys are kept in ${path} (${created ? 'created now' : 'reused'}); for your app's .env:`,
-        `  SERVICE_API_URL=${sim.url}`,
-        `  SERVICE_API_KEY=${secrets.apiKey}`,
-        `  SERVICE_API_SECRET=${secrets.apiSecret}`,
-        `  SERVICE_WEBHOOK_SECRET=${secrets.webhookSecret}`,
+        `The dev keys above are kept in ${path} (${created ? 'created now' : 'reused'}): the same on every run here.`,
         'Trigger an event from another terminal: npx service-pay trigger payment.paid --amount 12.50',
+        'Send a payment again once the app is fixed: npx service-pay resend <paymentId>',
         `Forward target: ${target.summary}`,
       ].join('\n'),
     );
@@ -348,6 +348,23 @@ function started(sim: Simulator, extra: Record<string, unknown> = {}): string {
   });
 }
 
+/**
+ * A merchant's keys as environment variables, the names every example and README reads.
+ *
+ * @example
+ * ```ts
+ * envLines('http://127.0.0.1:4010', merchant); // ['SERVICE_API_URL=http://127.0.0.1:4010', 'SERVICE_API_KEY=ak_test_...', ...]
+ * ```
+ */
+export function envLines(url: string, m: { apiKey: string; apiSecret: string; webhookSecret: string }): string[] {
+  return [
+    `SERVICE_API_URL=${url}`,
+    `SERVICE_API_KEY=${m.apiKey}`,
+    `SERVICE_API_SECRET=${m.apiSecret}`,
+    `SERVICE_WEBHOOK_SECRET=${m.webhookSecret}`,
+  ];
+}
+
 function banner(sim: Simulator): string {
   const local = isLoopbackHost(sim.host);
   const lines = [
@@ -367,13 +384,12 @@ function banner(sim: Simulator): string {
     );
   }
   if (sim.forwardTo !== null) lines.push(`  forwarding    every webhook to ${sim.forwardTo}`);
+  // The keys as the variables the examples and the SDK's READMEs read, in both simulate and listen: one
+  // block to paste into the app's .env, whichever command started the simulator.
   for (const m of sim.merchants) {
     lines.push(
-      `merchant ${m.name}`,
-      `  apiKey         ${m.apiKey}`,
-      `  apiSecret      ${m.apiSecret}`,
-      `  webhookSecret  ${m.webhookSecret}`,
-      `  confirmations  ${m.confirmations}`,
+      `merchant ${m.name} (confirmations ${m.confirmations}); for your app's .env:`,
+      ...envLines(sim.url, m).map((line) => `  ${line}`),
     );
   }
   const { maxAttempts, baseDelayMs, factor, timeoutMs } = sim.retry;

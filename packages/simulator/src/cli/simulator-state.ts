@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { readHintFile, removeWrittenFile, writePrivateFile } from './private-files.js';
 
 /**
  * Where a running `listen` or `simulate` leaves its URL and control token for `trigger` and `deliveries`
@@ -11,15 +10,24 @@ export const STATE_FILE = '.service-pay/simulator.json';
 /** The environment variable that gives the control token to `trigger` and `deliveries` directly. */
 export const TOKEN_ENV = 'SERVICE_PAY_SIMULATOR_TOKEN';
 
-/** Writes the state file; the returned function removes it again (at stop). */
+/**
+ * Writes the state file (mode 0600, in a checked folder of mode 0700, through a new file and a rename, so
+ * never through a link planted at its name); the returned function removes it again at stop, only if it
+ * is still the file written here.
+ *
+ * @example
+ * ```ts
+ * const remove = await writeSimulatorState({ url: sim.url, controlToken: sim.controlToken });
+ * await remove();
+ * ```
+ */
 export async function writeSimulatorState(
   sim: { url: string; controlToken: string; forwardTo?: string | null },
   path = STATE_FILE,
 ): Promise<() => Promise<void>> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const state = { url: sim.url, controlToken: sim.controlToken, pid: process.pid, forwardTo: sim.forwardTo ?? null };
-  await writeFile(path, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
-  return () => rm(path, { force: true });
+  const written = await writePrivateFile(path, `${JSON.stringify(state, null, 2)}\n`);
+  return () => removeWrittenFile(written);
 }
 
 /**
@@ -34,7 +42,7 @@ export function controlTokenFor(
   const fromEnv = env[TOKEN_ENV];
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
   try {
-    const state = JSON.parse(readFileSync(resolve(path), 'utf8')) as { url?: unknown; controlToken?: unknown };
+    const state = JSON.parse(readHintFile(resolve(path)) ?? 'null') as { url?: unknown; controlToken?: unknown };
     if (state.url === baseUrl && typeof state.controlToken === 'string') return state.controlToken;
   } catch {
     // No file (no simulator started here) or a broken one: no token; the simulator's refusal says what to do.
@@ -53,7 +61,7 @@ export function controlTokenFor(
  */
 export function runningSimulatorPid(baseUrl: string, path = STATE_FILE): number | undefined {
   try {
-    const state = JSON.parse(readFileSync(resolve(path), 'utf8')) as { url?: unknown; pid?: unknown };
+    const state = JSON.parse(readHintFile(resolve(path)) ?? 'null') as { url?: unknown; pid?: unknown };
     return state.url === baseUrl && typeof state.pid === 'number' ? state.pid : undefined;
   } catch {
     return undefined;

@@ -6,21 +6,23 @@ import { startSimulator } from '../simulator.js';
 import { integerFlag, parse } from './args.js';
 import { callControl, DEFAULT_SIMULATOR_URL, simulatorUrl } from './control-client.js';
 import { DEFAULT_SECRETS_FILE, loadDevSecrets } from './dev-secrets.js';
-import { result } from './format.js';
+import { followDeliveries } from './follow-deliveries.js';
 import type { Io } from './io.js';
 import { runningSimulatorPid, STATE_FILE } from './simulator-state.js';
 import { EXIT, UnreachableError, UsageError } from './usage-error.js';
-import { setupProblem } from './webhook-target.js';
 
 export const TRIGGER_HELP = `Usage: service-pay trigger payment.paid [options]
 
 Creates a test payment and pays it, so its signed payment.paid webhook goes out, and prints each attempt
 as it is answered until every delivery has finished. Says which simulator took the payment and where the
-webhook goes. A first attempt refused because of the app's set-up (401: the app's secret is not the one
-'listen' printed; 404: no route at that path; nothing listening) is explained at once and trigger stops
-there (exit 1): the simulator keeps retrying on its own schedule. Talks to the simulator that 'service-pay listen' (or
-'simulate') runs. When none answers and --forward-to is given, runs a simulator of its own for this one
-event (standalone), with the dev keys of ${DEFAULT_SECRETS_FILE}.
+webhook goes. Every failed attempt is followed by a 'fix:' line on stderr. A failure that the app's set-up
+causes (nothing listening; 401: the app's secret is not the one 'listen' printed; 404: no route at that
+path; 400, 405, 413, 415: something in front of the route changes the request; RAW_BODY_UNAVAILABLE: a
+body parser ran first) is explained at once and trigger stops there (exit 1): no retry fixes it. The
+simulator keeps retrying on its own schedule; 'service-pay resend <paymentId>' sends it again once the app
+is fixed. Talks to the simulator that 'service-pay listen' (or 'simulate') runs. When none answers and
+--forward-to is given, runs a simulator of its own for this one event (standalone), with the dev keys of
+${DEFAULT_SECRETS_FILE}; the standalone-only options are refused when a simulator runs.
 
 Events: payment.paid (the only event of the spec)
 
@@ -43,8 +45,9 @@ Options:
   --json                  print { payment, deliveries } as JSON
   -h, --help              show this help
 
-Exit codes: 0 every delivery got a 2xx, 1 some did not (or are still retrying at --wait-ms, or the
-simulator refused), 2 bad usage, 3 no simulator answered (and no --forward-to to run one).
+Exit codes: 0 every delivery got a 2xx; 1 some did not (a set-up failure, still retrying at --wait-ms, or
+the simulator refused); 2 bad usage (a standalone-only option while a simulator runs, too); 3 no simulator
+answered (and no --forward-to to run one).
 
 Example:
   service-pay trigger payment.paid --amount 12.50 --duplicates 1 --concurrent`;
@@ -118,7 +121,12 @@ export async function triggerCommand(args: string[], io: Io): Promise<number> {
   let standalone = false;
   let destination: string;
   try {
-    const running = await callControl<{ forwardTo?: string | null }>(baseUrl, 'GET', '');
+    const running = await callControl<{ forwardTo?: string | null; retry?: { maxAttempts?: number } }>(
+      baseUrl,
+      'GET',
+      '',
+    );
+    refuseStandaloneFlags(v, baseUrl, running.retry?.maxAttempts);
     target = remote(baseUrl);
     destination = forwardTo ?? running.forwardTo ?? "the payment's notifyUrl";
     const pid = runningSimulatorPid(baseUrl);
@@ -145,37 +153,31 @@ export async function triggerCommand(args: string[], io: Io): Promise<number> {
       io.err(
         `${standalone ? 'standalone simulator' : baseUrl}: ${paid.paymentId} order ${paid.orderNo} ${paid.amount} ${paid.tokenSymbol} ${paid.status}, ${deliveryIds.length} ${deliveryIds.length === 1 ? 'delivery' : 'deliveries'}`,
       );
-    // Each attempt is printed as it is answered. A first attempt refused because of the app's set-up (a
-    // wrong secret, a wrong path, nothing listening) is explained at once, and trigger stops there: the
-    // running simulator keeps retrying on the spec's schedule, and no retry fixes a set-up.
-    const printed = new Map<string, number>();
-    const show = (d: DeliveryRecord) => {
-      for (const a of d.attempts.slice(printed.get(d.deliveryId) ?? 0)) {
-        const next = a.nextRetryInMs === null ? ` -> ${d.state}` : `; retry in ${a.nextRetryInMs} ms`;
-        if (!v.json) io.out(`${d.deliveryId} ${d.kind} attempt ${a.attempt}: ${result(a)} (${a.latencyMs} ms)${next}`);
-      }
-      printed.set(d.deliveryId, d.attempts.length);
-    };
-    const problems = new Set<string>();
-    const stopEarly = (d: DeliveryRecord) => {
-      const first = d.attempts[0];
-      const problem = first === undefined || standalone ? null : setupProblem(first, destination);
-      if (problem !== null) problems.add(problem);
-      return problem !== null;
-    };
-    const { deliveries, stopped } = await settle(target, paid.paymentId, deliveryIds.length, waitMs, (d) => {
-      show(d);
-      return stopEarly(d);
+    // Each attempt is printed as it is answered, each failure with its fix. A failure caused by the app's
+    // set-up (a wrong secret, a wrong path, a body parser in front of the route, nothing listening) ends the
+    // wait at once: no retry fixes a set-up, and the running simulator keeps retrying on its own schedule.
+    const followed = await followDeliveries(() => target.deliveries(paid.paymentId), {
+      deliveryIds,
+      waitMs,
+      target: destination,
+      io,
+      json: v.json === true,
     });
-    const ok = !stopped && deliveries.every((d) => d.state === 'succeeded');
-    if (v.json) io.out(JSON.stringify({ payment: paid, deliveries, problems: [...problems] }, null, 2));
+    const stopped = followed.stoppedBy !== null;
+    const ok = !stopped && followed.deliveries.every((d) => d.state === 'succeeded');
+    if (v.json)
+      io.out(
+        JSON.stringify({ payment: paid, deliveries: followed.deliveries, problems: followed.fixes, stopped }, null, 2),
+      );
     else {
-      for (const d of deliveries)
-        if (!FINAL.has(d.state) && !stopped) io.out(`${d.deliveryId} ${d.kind}: still ${d.state} after ${waitMs} ms`);
-      for (const problem of problems) io.err(`fix: ${problem}`);
+      if (!followed.settled && !stopped)
+        for (const d of followed.deliveries)
+          if (!FINAL.has(d.state)) io.out(`${d.deliveryId} ${d.kind}: still ${d.state} after ${waitMs} ms`);
       if (stopped)
         io.err(
-          `The simulator at ${baseUrl} keeps retrying on its schedule; 'service-pay deliveries' shows the attempts.`,
+          standalone
+            ? 'Stopped there: every retry would get the same answer. Fix the app, then trigger again.'
+            : `Stopped there: every retry would get the same answer. The simulator at ${baseUrl} keeps retrying on its schedule; once the app is fixed, 'service-pay resend ${paid.paymentId}' sends it again now. 'service-pay deliveries' shows the attempts.`,
         );
     }
     return ok ? EXIT.OK : EXIT.FAILURE;
@@ -185,25 +187,21 @@ export async function triggerCommand(args: string[], io: Io): Promise<number> {
 }
 
 /**
- * Polls until every delivery of the payment is final, the wait is over, or `onUpdate` (called with each
- * delivery at every poll) says to stop.
+ * Flags that shape a simulator trigger starts itself: a running simulator keeps its own keys and retry
+ * schedule, so taking them silently would leave the user believing in a schedule that is not the one used.
  */
-async function settle(
-  target: Target,
-  paymentId: string,
-  count: number,
-  waitMs: number,
-  onUpdate: (delivery: DeliveryRecord) => boolean,
-): Promise<{ deliveries: DeliveryRecord[]; stopped: boolean }> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const deliveries = await target.deliveries(paymentId);
-    let stopped = false;
-    for (const d of deliveries) if (onUpdate(d)) stopped = true;
-    const done = deliveries.length >= count && deliveries.every((d) => FINAL.has(d.state));
-    if (stopped || done || Date.now() >= deadline) return { deliveries, stopped };
-    await new Promise((r) => setTimeout(r, 50));
-  }
+function refuseStandaloneFlags(
+  v: ReturnType<typeof parse<typeof FLAGS>>,
+  baseUrl: string,
+  maxAttempts: number | undefined,
+): void {
+  const given = (['max-attempts', 'retry-base-ms', 'secrets-file'] as const).filter((f) => v[f] !== undefined);
+  if (given.length === 0) return;
+  const flags = given.map((f) => `--${f}`).join(', ');
+  const them = given.length === 1 ? 'it' : 'them';
+  throw new UsageError(
+    `${flags}: only for a simulator trigger runs itself, and one already runs at ${baseUrl}${maxAttempts === undefined ? '' : ` (up to ${maxAttempts} attempts)`} with its own keys and retries. Leave ${them} out, or restart that simulator with ${them} ('service-pay listen --forward-to URL ${given.map((f) => `--${f} ...`).join(' ')}').`,
+  );
 }
 
 function remote(baseUrl: string): Target {

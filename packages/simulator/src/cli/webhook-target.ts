@@ -1,4 +1,3 @@
-import type { DeliveryAttempt } from '../core/delivery-log.js';
 import { receiverError } from './format.js';
 
 /**
@@ -17,9 +16,18 @@ export interface TargetCheck {
 const looksHtml = (body: string) => /^\s*<(!doctype|html|head|body)\b/i.test(body);
 
 /**
+ * The header that marks the check. `@service-pay/core` answers an unsigned request carrying it as any other
+ * (401 MISSING_SIGNATURE) but logs it at debug, not as a refused delivery: a developer starting `listen`
+ * must not read a refusal in the app's log that no payment caused.
+ */
+export const PROBE_HEADER = 'x-service-pay-probe';
+
+/**
  * Sends one unsigned POST with an empty JSON object to the app's webhook URL, as no payment ever would:
  * a route that verifies signatures answers 401, which is how `listen` knows the route exists without
- * knowing the secret. (The app logs it as a refused delivery, `MISSING_SIGNATURE`.)
+ * knowing the secret. It is a POST because only a POST reaches the webhook route in every framework (an
+ * OPTIONS or HEAD is answered by Express itself, and is a 404 in Fastify and Hono); it carries
+ * `PROBE_HEADER`, so an app on `@service-pay/core` logs it at debug only.
  *
  * @example
  * ```ts
@@ -32,7 +40,11 @@ export async function checkWebhookTarget(url: string, timeoutMs = 3_000): Promis
   try {
     response = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': 'service-pay-listen-check' },
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'service-pay-listen-check',
+        [PROBE_HEADER]: 'listen',
+      },
       body: '{}',
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
@@ -69,34 +81,4 @@ export async function checkWebhookTarget(url: string, timeoutMs = 3_000): Promis
       summary: `${said}: this route accepted a request without a signature, so it does not verify webhooks; is it the webhook route?`,
     };
   return { url, status, ok: false, summary: `${said}: not the 401 a webhook route answers to an unsigned request` };
-}
-
-/**
- * The fix for a first attempt that failed because of the app's set-up, not by chance: a wrong secret, a
- * wrong path, nothing listening. Null when the failure is one the sender's retries may well get past (a
- * 409 while a duplicate is handled, a 500, a 503, a timeout, a dropped answer).
- *
- * @example
- * ```ts
- * setupProblem(attempt, 'http://127.0.0.1:3000/webhooks/service'); // "the app's webhook secret differs ..."
- * ```
- */
-export function setupProblem(attempt: DeliveryAttempt, target: string): string | null {
-  if (attempt.outcome === 'network-error')
-    return `nothing answers at ${target}: start your app, or point --forward-to at where it listens`;
-  if (attempt.outcome !== 'http-error' || attempt.status === null) return null;
-  const code = receiverError(attempt.responseBody)?.split(':')[0];
-  switch (attempt.status) {
-    case 401:
-      return `the app refused the signature (${code ?? '401'}): its webhook secret differs from the one 'service-pay listen' printed (SERVICE_WEBHOOK_SECRET=..., kept in .service-pay/dev-secrets.json); set it in the app's environment and restart the app`;
-    case 404:
-      return `no route at this path${looksHtml(attempt.responseBody) ? ' (the app answered with an HTML 404 page)' : ''}: check the path of the app's webhook route against ${target}`;
-    case 405:
-      return `${target} takes no POST: is it the webhook route?`;
-    case 413:
-    case 415:
-      return `the app refused the body itself (${code ?? attempt.status}): something in front of the webhook route (a body parser, a proxy) changes the request`;
-    default:
-      return null;
-  }
 }

@@ -1,3 +1,4 @@
+import { timerMs } from '@service-pay/core';
 import type { DeliveryAttemptEvent } from './delivery-log.js';
 import { SimulatorError } from './errors.js';
 import { newControlToken } from './ids.js';
@@ -250,12 +251,25 @@ function resolveRetry(retry: RetryOptions | undefined): ResolvedRetry {
   const factor = retry.factor ?? DEFAULT_RETRY.factor;
   if (typeof factor !== 'number' || !(factor >= 1 && factor <= 10))
     throw invalid(`retry.factor must be a number from 1 to 10, got ${JSON.stringify(factor)}.`);
-  return {
+  const resolved = {
     maxAttempts: integer(retry.maxAttempts, 'retry.maxAttempts', 1, MAX_ATTEMPTS, DEFAULT_RETRY.maxAttempts),
     baseDelayMs: integer(retry.baseDelayMs, 'retry.baseDelayMs', 0, 3_600_000, DEFAULT_RETRY.baseDelayMs),
     factor,
     timeoutMs: integer(retry.timeoutMs, 'retry.timeoutMs', 1, 60_000, DEFAULT_RETRY.timeoutMs),
   };
+  // Each bound holds alone, not their product: the wait before the last attempt is a timer's delay, and
+  // past what a timer holds that retry would come at once.
+  const longestWait = resolved.baseDelayMs * factor ** Math.max(0, resolved.maxAttempts - 2);
+  timerMs(
+    longestWait,
+    0,
+    'retry.baseDelayMs * retry.factor ** (retry.maxAttempts - 2), the wait before the last attempt,',
+    {
+      zero: true,
+      error: invalid,
+    },
+  );
+  return resolved;
 }
 
 /** Validates a fault set on top of `base`; also used by `setFaults` and the control API. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { CreatePaymentInput } from '@service-pay/client';
-import { toRawAmount } from '@service-pay/core';
+import { timerMs, toRawAmount } from '@service-pay/core';
 import type { DeliveryAttemptEvent, DeliveryRecord, DeliveryState } from './delivery-log.js';
 import { SimulatorError } from './errors.js';
 import { newTxId } from './ids.js';
@@ -335,14 +335,17 @@ export class SimulatorCore {
     return this.apiFaults.set(fault);
   }
 
-  waitForIdle(timeoutMs = 30_000): Promise<void> {
-    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) {
-      return Promise.reject(
-        new SimulatorError(
-          'INVALID_OPTIONS',
-          `timeoutMs must be a whole number of milliseconds >= 0, got ${timeoutMs}.`,
-        ),
-      );
+  waitForIdle(wait?: number): Promise<void> {
+    let timeoutMs: number;
+    try {
+      // Infinity (wait as long as it takes) is held at what a timer can wait; a longer delay fires at once.
+      timeoutMs = timerMs(wait, 30_000, 'timeoutMs', {
+        zero: true,
+        forever: true,
+        error: (message) => new SimulatorError('INVALID_OPTIONS', message),
+      });
+    } catch (error) {
+      return Promise.reject(error);
     }
     if (this.idle || this.stopped) return Promise.resolve();
     return new Promise((resolve, reject) => {

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { createWebhookHandler, type PaymentPaidEvent, verifyWebhook } from '@service-pay/core';
+import { createWebhookHandler, type PaymentPaidEvent, verifyWebhook, type WebhookLogger } from '@service-pay/core';
 import { readBody, startServer, type TestServer } from '@service-pay/test-kit';
 
 export interface Received {
@@ -27,13 +27,20 @@ export async function startReceiver(options: {
   toleranceSec?: number;
   /** Runs inside onPaymentPaid, before the event counts as handled. */
   work?: (event: PaymentPaidEvent) => Promise<void>;
+  /** What the SDK logs; silent by default. */
+  logger?: WebhookLogger;
 }): Promise<Receiver> {
   const requests: Received[] = [];
   const handled: PaymentPaidEvent[] = [];
   const handle = createWebhookHandler({
     secret: options.secret,
     ...(options.toleranceSec === undefined ? {} : { toleranceSec: options.toleranceSec }),
-    logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+    logger: options.logger ?? {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      error: () => undefined,
+    },
     onPaymentPaid: async (event) => {
       await options.work?.(event);
       handled.push(event);

@@ -7,6 +7,7 @@ import {
   type WebhookRequest,
 } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
+import { lateUseCases } from './late-use-cases.js';
 
 /**
  * One client under the write guard's cases: a store on the app's client, the credit through `ctx.tx`, the
@@ -298,6 +299,7 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
       }
     });
   }
+  cases.push(...lateUseCases(subject));
   return cases;
 }
 

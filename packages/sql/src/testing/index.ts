@@ -19,5 +19,6 @@ export {
   typeOrmGuardWrites,
   writeGuardCases,
 } from './guard-cases.js';
+export { type LateUseCase, type LateUseSubject, lateUseCases } from './late-use-cases.js';
 export { type OrmClient, type OrmDatabase, type OrmStore, ormStoreCases, ormStoreSuite } from './orm-store-cases.js';
 export { proxyServerOf, type RoundTripProxy, startRoundTripProxy, type WireProtocol } from './round-trip-proxy.js';

@@ -103,9 +103,19 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     ],
     { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.once('exit', killOnExit(child));
   let output = '';
+  // No Java on the PATH is an 'error' event, not an exit: without a listener it would end the process with
+  // a bare ENOENT. It is said as what to install instead.
+  let spawnFailed = false;
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      spawnFailed = true;
+      output += `could not run java (${error.code ?? error.message}): DynamoDB Local needs Java 17 or newer on the PATH (Debian: apt-get install openjdk-17-jre-headless)\n`;
+      resolve();
+    });
+  });
+  child.once('exit', killOnExit(child));
   child.stdout?.on('data', (chunk) => {
     output += chunk;
   });
@@ -113,7 +123,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     output += chunk;
   });
   const kill = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
+    if (!spawnFailed && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGCONT');
       child.kill('SIGKILL');
     }
@@ -123,7 +133,8 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     const state = await waitFor(
       `DynamoDB Local to accept connections on ${port}`,
       // An exit ends the wait at once: the output says why (the port taken, no Java).
-      async () => (child.exitCode !== null || child.signalCode !== null ? 'exited' : (await accepts(port)) && 'up'),
+      async () =>
+        spawnFailed || child.exitCode !== null || child.signalCode !== null ? 'exited' : (await accepts(port)) && 'up',
       { timeoutMs: options.startTimeoutMs ?? 60_000 },
       100,
     );

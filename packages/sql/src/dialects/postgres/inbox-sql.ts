@@ -98,8 +98,8 @@ $service_pay$`;
    *
    * Why text, the lock first and the clock as a double: counted by valgrind on the server, a record of OUT
    * parameters cast to text cost 30k instructions a call, reading the row before the lock 32k and
-   * `extract`'s numeric arithmetic 7k, together more than the hand-rolled `INSERT ... ON CONFLICT` it
-   * replaces (about 470k for a whole fresh transaction); this form costs 20k less than that insert. A
+   * `extract`'s numeric arithmetic 7k, together more than the hand-rolled `INSERT ... ON CONFLICT` a
+   * merchant writes (about 470k for a whole fresh transaction); this form costs 20k less than that insert. A
    * duplicate pays the insert that does nothing (about as much as the hand-rolled one's).
    */
   private takeFunction(): string {
