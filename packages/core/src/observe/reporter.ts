@@ -164,7 +164,7 @@ export class Reporter {
         const failures = this.#failing.failed(subject.paymentId);
         if (failures > 1) {
           this.#logRepeatedFailure(result, subject, failures);
-          this.#emit(result.outcome, subject, code, result.handlerMs);
+          this.#emit(result.outcome, subject, code, result.handlerMs, result.ledger);
           return;
         }
       } else if (result.outcome !== 'in-progress') this.#failing.settled(subject.paymentId);
