@@ -10,6 +10,23 @@ export { createFetchHandler } from './http/fetch-handler.js';
 export type { RawBody } from './http/raw-body.js';
 export type { WebhookResponse } from './http/response.js';
 export type { WebhookRequest } from './http/webhook-request.js';
+export { decodeLedgerCursor, encodeLedgerCursor, type LedgerCursor } from './ledger/ledger-cursor.js';
+export { LEDGER_MESSAGE_MAX, ledgerMessage } from './ledger/ledger-message.js';
+export { createLedgerPage, type LedgerPageOptions } from './ledger/ledger-page.js';
+export { MemoryLedger } from './ledger/memory-ledger.js';
+export {
+  type LedgerChange,
+  type LedgerCounts,
+  type LedgerEntry,
+  type LedgerFailure,
+  type LedgerFlagReason,
+  type LedgerPage,
+  type LedgerPayment,
+  type LedgerState,
+  ledgerOf,
+  type PaymentLedger,
+  pageLimit,
+} from './ledger/payment-ledger.js';
 export type { WebhookLogger } from './observe/logger.js';
 export type { AttemptSource, Outcome, OutcomeKind } from './observe/outcome.js';
 export { AttemptStoppedError } from './pipeline/attempt-stopped-error.js';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ClaimOutcome, DedupeStore, TransactionalStore, TransactionClaim } from '@service-pay/core';
+import type { ClaimOutcome, DedupeStore, PaymentLedger, TransactionalStore, TransactionClaim } from '@service-pay/core';
+import { DynamoDbLedger } from './dynamodb-ledger.js';
 import { noteLeaseStore } from './lease-store-notice.js';
 import { LeaseTable } from './lease-table.js';
 import { doneItem } from './record-item.js';
@@ -109,6 +110,8 @@ export interface DynamoDbStore {
  */
 export interface DynamoDbLeaseStore extends DedupeStore, DynamoDbStore {
   readonly kind: 'lease';
+  /** The operator's ledger of failing payments, kept as items of the same table. */
+  readonly ledger: PaymentLedger;
 }
 
 /**
@@ -121,6 +124,8 @@ export interface DynamoDbLeaseStore extends DedupeStore, DynamoDbStore {
  */
 export interface DynamoDbTransactionalStore<Tx = DynamoDbTransaction> extends TransactionalStore<Tx>, DynamoDbStore {
   readonly kind: 'transactional';
+  /** The operator's ledger of failing payments, kept as items of the same table. */
+  readonly ledger: PaymentLedger;
 }
 
 /**
@@ -187,9 +192,12 @@ function positive(name: string, value: unknown, fallback: number, infinite = fal
 /** The methods both kinds share; the prototype `instanceof DynamoDbStore` checks. */
 abstract class Base implements DynamoDbStore {
   protected readonly table: LeaseTable;
+  /** The operator's ledger of failing payments, as items of this table (`ledger#<paymentId>`). */
+  readonly ledger: DynamoDbLedger;
 
   constructor(resolved: Resolved) {
     this.table = resolved.table;
+    this.ledger = new DynamoDbLedger(resolved.table);
   }
 
   get tableName(): string {

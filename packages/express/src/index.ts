@@ -9,4 +9,5 @@ export type {
 } from '@service-pay/core';
 export { PaymentRejectedError, WebhookError } from '@service-pay/core';
 export { keepRawBody } from './keep-raw-body.js';
+export { ledgerPage } from './ledger-page.js';
 export { type ServiceWebhookMiddleware, type ServiceWebhookOptions, serviceWebhook } from './service-webhook.js';

@@ -8,4 +8,5 @@ export type {
   WebhookLogger,
 } from '@service-pay/core';
 export { PaymentRejectedError, WebhookError } from '@service-pay/core';
+export { ledgerPage } from './ledger-page.js';
 export { type ServiceWebhookOptions, serviceWebhook } from './service-webhook.js';

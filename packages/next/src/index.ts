@@ -8,5 +8,6 @@ export type {
   WebhookLogger,
 } from '@service-pay/core';
 export { PaymentRejectedError, WebhookError } from '@service-pay/core';
+export { createLedgerRouteHandlers } from './ledger-page.js';
 export { createPagesApiHandler, type PagesApiHandler, type PagesApiHandlerOptions } from './pages-api-handler.js';
 export { createRouteHandler, type RouteHandler, type RouteHandlerOptions } from './route-handler.js';

@@ -19,6 +19,13 @@ export const TELEMETRY_NAMES = Object.freeze({
     deliveryDuration: 'service_pay.delivery.duration',
     /** Histogram, unit `s`: how long `onPaymentPaid` ran, when it ran. */
     handlerDuration: 'service_pay.handler.duration',
+    /**
+     * Counter, unit `{entry}`: the ledger's entries opened (a payment's first failure), failed again, closed
+     * (credited since) and flagged, by change; alert on it without reading logs.
+     */
+    ledgerChanges: 'service_pay.ledger.changes',
+    /** Histogram, unit `{attempt}`: a failing entry's failed attempts so far, on each failure. */
+    ledgerAttempts: 'service_pay.ledger.attempts',
   }),
   spans: Object.freeze({
     /** One span per webhook request. */
@@ -37,6 +44,10 @@ export const TELEMETRY_NAMES = Object.freeze({
     paymentId: 'service_pay.payment_id',
     /** Spans only: the sender's `X-Service-Delivery`. */
     deliveryId: 'service_pay.delivery_id',
+    /** The ledger entry's change: `opened`, `failed`, `closed` or `flagged`. */
+    ledgerChange: 'service_pay.ledger.change',
+    /** Spans only: a failing entry's failed attempts so far. */
+    ledgerAttempts: 'service_pay.ledger.attempts',
   }),
 });
 

@@ -25,6 +25,8 @@ export interface Instruments {
   deliveries: Counter;
   deliveryDuration: Histogram;
   handlerDuration: Histogram;
+  ledgerChanges: Counter;
+  ledgerAttempts: Histogram;
 }
 
 export function createInstruments(meter: Meter): Instruments {
@@ -44,6 +46,15 @@ export function createInstruments(meter: Meter): Instruments {
       description: 'How long onPaymentPaid ran, when it ran.',
       advice,
     }),
+    ledgerChanges: meter.createCounter(METRICS.ledgerChanges, {
+      unit: '{entry}',
+      description: "The operator's ledger: entries opened, failed again, closed and flagged.",
+    }),
+    ledgerAttempts: meter.createHistogram(METRICS.ledgerAttempts, {
+      unit: '{attempt}',
+      description: "A failing payment's failed attempts so far, on each failure.",
+      advice: { explicitBucketBoundaries: [1, 2, 3, 4, 5, 6, 7, 8, 10, 20] },
+    }),
   };
 }
 
@@ -55,6 +66,13 @@ export function recordMetrics(instruments: Instruments, outcome: Outcome): void 
   instruments.deliveries.add(1, attributes);
   instruments.deliveryDuration.record(outcome.durationMs / 1000, attributes);
   if (outcome.handlerMs !== undefined) instruments.handlerDuration.record(outcome.handlerMs / 1000, attributes);
+  const ledger = outcome.ledger;
+  if (ledger !== undefined) {
+    const changed: Attributes = { [ATTR.ledgerChange]: ledger.change, [ATTR.source]: outcome.source };
+    instruments.ledgerChanges.add(1, changed);
+    if (ledger.attempts !== undefined && ledger.attempts > 0)
+      instruments.ledgerAttempts.record(ledger.attempts, changed);
+  }
 }
 
 /**
@@ -74,6 +92,10 @@ export function recordSpan(tracer: Tracer, outcome: Outcome): void {
   // For a reconciliation the status is only the one a webhook would have got: not an HTTP answer.
   if (outcome.source === 'webhook') attributes['http.response.status_code'] = outcome.status;
   if (outcome.handlerMs !== undefined) attributes[METRICS.handlerDuration] = outcome.handlerMs / 1000;
+  if (outcome.ledger !== undefined) {
+    attributes[ATTR.ledgerChange] = outcome.ledger.change;
+    if (outcome.ledger.attempts !== undefined) attributes[ATTR.ledgerAttempts] = outcome.ledger.attempts;
+  }
   const failed = ERROR_OUTCOMES.has(outcome.outcome);
   if (failed) attributes['error.type'] = outcome.code ?? outcome.outcome;
   const span = tracer.startSpan(outcome.source === 'webhook' ? SPANS.delivery : SPANS.reconciliation, {

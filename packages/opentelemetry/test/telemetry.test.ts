@@ -186,6 +186,36 @@ describe('serviceWebhookTelemetry through a real handler', () => {
     expect(errors).toEqual(['onOutcome threw; the answer is unchanged.']);
   });
 
+  it('reports the ledger: an entry opened, failed again and closed, on the counter and the spans', async () => {
+    const otel = sdk();
+    cleanups.push(otel.shutdown);
+    let broken = true;
+    const handle = createWebhookHandler({
+      ...serviceWebhookTelemetry({ meterProvider: otel.meterProvider, tracerProvider: otel.tracerProvider }),
+      secret: SECRET,
+      logger: { warn() {}, error() {} },
+      store: new MemoryDedupeStore(),
+      onPaymentPaid: () => {
+        if (broken) throw new Error('broken');
+      },
+    });
+    const event = samplePaymentPaidEvent();
+    expect((await handle(delivery(event))).status).toBe(500);
+    expect((await handle(delivery(event))).status).toBe(500);
+    broken = false;
+    expect((await handle(delivery(event))).status).toBe(200);
+    const { points } = await otel.metric(M.ledgerChanges);
+    const byChange = points.map((p) => [p.attributes[A.ledgerChange], p.value]).sort();
+    expect(byChange).toEqual([
+      ['closed', 1],
+      ['failed', 1],
+      ['opened', 1],
+    ]);
+    const attempts = await otel.metric(M.ledgerAttempts);
+    expect(attempts.points.map((p) => (p.value as { max?: number }).max)).toContain(2);
+    expect(otel.spans().map((s) => s.attributes[A.ledgerChange])).toEqual(['opened', 'failed', 'closed']);
+  });
+
   it('works for createReconciler: a span and a count per reconciled payment, source reconciliation', async () => {
     const otel = sdk();
     cleanups.push(otel.shutdown);

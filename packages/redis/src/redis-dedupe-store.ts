@@ -9,6 +9,7 @@ import {
 import type { RedisCommands, StoreScript } from './clients/redis-commands.js';
 import { isUpstashLike, type UpstashLike, upstashCommands } from './clients/upstash-commands.js';
 import { noteLeaseStore } from './lease-store-notice.js';
+import { RedisLedger } from './redis-ledger.js';
 
 /**
  * Every client the store takes, told apart by shape: ioredis `Redis` and `Cluster`, iovalkey (the same
@@ -205,6 +206,11 @@ const isSyntaxError = (error: unknown): boolean => /^ERR syntax error/i.test((er
  */
 export class RedisDedupeStore implements DedupeStore {
   readonly kind = 'lease';
+  /**
+   * The operator's ledger of failing payments, beside the store's keys: `{<keyPrefix>ledger}:entries` and
+   * `{<keyPrefix>ledger}:open` (one hash tag, one Cluster slot).
+   */
+  readonly ledger: RedisLedger;
   readonly #redis: RedisCommands;
   readonly #prefix: string;
   /** Whether the server takes `SET key value NX PX ms GET` (Redis >= 7); learnt from the first claim's answer. */
@@ -223,6 +229,7 @@ export class RedisDedupeStore implements DedupeStore {
     if (typeof prefix !== 'string') throw new TypeError('RedisDedupeStore: keyPrefix must be a string.');
     this.#redis = redis;
     this.#prefix = prefix;
+    this.ledger = new RedisLedger(redis, prefix);
     noteLeaseStore();
   }
 

@@ -1,5 +1,6 @@
 import type { InboxDraft, InboxRecord } from '@service-pay/core';
 import type { Row, Statement, StatementResult } from './client.js';
+import type { LedgerFlavour } from './ledger/ledger-flavour.js';
 
 /**
  * What the claim statement found, as the dialect reads its answer: the key is this transaction's to run
@@ -120,4 +121,6 @@ export interface SqlDialect<Table extends { readonly name: string }> {
    * with the error.
    */
   abortsTransaction?(error: unknown, table: Table): boolean;
+  /** Optional: how the operator's ledger is written in this dialect; a store without it keeps no ledger. */
+  readonly ledger?: LedgerFlavour;
 }

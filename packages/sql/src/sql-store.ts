@@ -11,8 +11,10 @@ import { AutoMigration, autoMigrateOption, MissingTableError } from './auto-migr
 import type { SqlClient } from './client.js';
 import type { Interruption, SqlDialect } from './dialect.js';
 import { HeldSession, type HeldSessionContext } from './held-session.js';
+import { LedgerStatements } from './ledger/ledger-statements.js';
+import { SqlLedger } from './ledger/sql-ledger.js';
 import { IN_PROGRESS_RETRY_MS, PRUNE_BATCH, pruneAge } from './prune-age.js';
-import type { SqlStoreOptions } from './table-name.js';
+import type { InboxTableName, SqlStoreOptions } from './table-name.js';
 import { endedError, nestedTransactionError } from './transaction-errors.js';
 
 /** How long `migrate` waits for a database's write lock held by another writer, and how often it tries. */
@@ -98,6 +100,12 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
   readonly #auto: AutoMigration;
   /** What every held session of this store shares: made once, not per delivery. */
   readonly #context: HeldSessionContext<Tx, Table>;
+  /**
+   * The operator's ledger of failing payments, in a table beside the inbox (`<inbox>_ledger`, made by
+   * `migrate()`), written outside every delivery's transaction.
+   */
+  readonly ledger: SqlLedger | undefined;
+  readonly #ledgerSql: LedgerStatements | undefined;
 
   protected constructor(binding: SqlBinding<Tx, Table>) {
     this.#binding = binding;
@@ -105,6 +113,16 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
     this.tableName = this.#table.name;
     this.#auto = new AutoMigration(autoMigrateOption(binding.options.autoMigrate, binding.store), () => this.migrate());
     const { store, client, dialect, scope } = binding;
+    this.#ledgerSql =
+      dialect.ledger === undefined
+        ? undefined
+        : new LedgerStatements(this.#table as unknown as InboxTableName, dialect.ledger);
+    this.ledger =
+      this.#ledgerSql === undefined
+        ? undefined
+        : new SqlLedger(client as SqlClient<unknown>, this.#ledgerSql, this.#auto, (error) =>
+            dialect.explainError(error, this.#table, store, this.#auto.enabled),
+          );
     this.#context = {
       store,
       client,
@@ -242,7 +260,9 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
 
   async #migrate(): Promise<void> {
     const { client, dialect } = this.#binding;
-    const { statements, inTransaction } = dialect.migrate(this.#table);
+    const inbox = dialect.migrate(this.#table);
+    const statements = [...inbox.statements, ...(this.#ledgerSql?.migrate() ?? [])];
+    const { inTransaction } = inbox;
     if (!inTransaction) {
       for (const statement of statements) await client.queryOutside(statement);
       return;

@@ -16,6 +16,7 @@ export {
   WriteOutsideTransactionError,
   wrapMethod,
 } from '../store/own-transaction-guard.js';
+export { ledgerPageListener } from './ledger-page-listener.js';
 export {
   type NodeBodySource,
   type NodeRequestLike,

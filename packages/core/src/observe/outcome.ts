@@ -1,4 +1,5 @@
 import type { WebhookErrorCode } from '../errors/error-codes.js';
+import type { LedgerChange } from '../ledger/payment-ledger.js';
 
 /**
  * What happened to one request or one reconciled payment.
@@ -69,4 +70,9 @@ export interface Outcome {
   durationMs: number;
   /** How long `onPaymentPaid` ran, when it ran. */
   handlerMs?: number;
+  /**
+   * What this attempt did to the payment's entry in the store's ledger (opened, one more failure, closed,
+   * flagged), where the store keeps one: alert on `ledger.attempts` without reading logs.
+   */
+  ledger?: LedgerChange;
 }

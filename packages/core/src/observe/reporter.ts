@@ -1,5 +1,6 @@
 import { STATUS_BY_CODE, type WebhookErrorCode } from '../errors/error-codes.js';
 import type { WebhookError } from '../errors/webhook-error.js';
+import type { LedgerChange } from '../ledger/payment-ledger.js';
 import type { AttemptResult } from '../pipeline/attempt.js';
 import { StoreTimeoutError } from '../pipeline/store-call.js';
 import { StorePoolFullError } from '../pipeline/store-pool.js';
@@ -163,7 +164,7 @@ export class Reporter {
         const failures = this.#failing.failed(subject.paymentId);
         if (failures > 1) {
           this.#logRepeatedFailure(result, subject, failures);
-          this.#emit(result.outcome, subject, code, result.handlerMs);
+          this.#emit(result.outcome, subject, code, result.handlerMs, result.ledger);
           return;
         }
       } else if (result.outcome !== 'in-progress') this.#failing.settled(subject.paymentId);
@@ -171,7 +172,7 @@ export class Reporter {
     // Most deliveries are credits and duplicates, logged at info and debug: with a logger that has no such
     // level (the console default), no fields are built at all.
     if (this.logger[level] !== undefined) this.#logAttempt(result, subject, code, level);
-    this.#emit(result.outcome, subject, code, 'handlerMs' in result ? result.handlerMs : undefined);
+    this.#emit(result.outcome, subject, code, 'handlerMs' in result ? result.handlerMs : undefined, result.ledger);
   }
 
   #logAttempt(
@@ -290,7 +291,13 @@ export class Reporter {
     safeLog(this.logger, 'warn', { code: error.code, status: error.status, hint: true }, `Setup problem? ${hint}`);
   }
 
-  #emit(outcome: OutcomeKind, subject: ReportSubject, code: WebhookErrorCode | undefined, handlerMs?: number): void {
+  #emit(
+    outcome: OutcomeKind,
+    subject: ReportSubject,
+    code: WebhookErrorCode | undefined,
+    handlerMs?: number,
+    ledger?: LedgerChange,
+  ): void {
     const hook = this.onOutcome;
     if (hook === undefined) return;
     const report: Outcome = {
@@ -303,6 +310,7 @@ export class Reporter {
     if (subject.paymentId !== undefined) report.paymentId = subject.paymentId;
     if (subject.deliveryId !== undefined) report.deliveryId = subject.deliveryId;
     if (handlerMs !== undefined) report.handlerMs = handlerMs;
+    if (ledger !== undefined) report.ledger = ledger;
     try {
       const returned = hook(report);
       if (typeof (returned as PromiseLike<void> | undefined)?.then === 'function') {

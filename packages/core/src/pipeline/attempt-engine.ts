@@ -1,9 +1,11 @@
 import { PaymentRejectedError } from '../errors/payment-rejected-error.js';
+import { LedgerWriter } from '../ledger/ledger-writer.js';
+import { ledgerOf } from '../ledger/payment-ledger.js';
 import { safeLog } from '../observe/logger.js';
 import type { DedupeStore } from '../store/dedupe-store.js';
 import { isTransactional } from '../store/transactional-store.js';
 import { elapsedClock } from '../util/elapsed-clock.js';
-import type { AttemptConclusion, PaymentAttempt } from './attempt.js';
+import type { AttemptConclusion, AttemptResult, PaymentAttempt } from './attempt.js';
 import { ClaimTokens } from './claim-token.js';
 import { leaseAttempt } from './lease-attempt.js';
 import type { ResolvedPipelineOptions } from './pipeline-options.js';
@@ -27,8 +29,25 @@ export class AttemptEngine {
    */
   readonly now: () => number;
 
-  constructor(readonly o: ResolvedPipelineOptions) {
+  /** The store's ledger, where it keeps one (`store.ledger`), and what the pipeline writes to it. */
+  readonly ledger: LedgerWriter | undefined;
+
+  /** `secrets`: the webhook secrets, kept out of the ledger's error messages. */
+  constructor(
+    readonly o: ResolvedPipelineOptions,
+    secrets: readonly unknown[] = [],
+  ) {
     this.now = elapsedClock(Date.now);
+    const ledger = ledgerOf(o.store);
+    this.ledger =
+      ledger === undefined
+        ? undefined
+        : new LedgerWriter(
+            ledger,
+            secrets.filter((s): s is string => typeof s === 'string'),
+            o.logger,
+            (pending, what) => this.bounded(pending, what),
+          );
     this.#inProcess = !isTransactional(o.store) && o.store.inProcess === true;
     this.#deadlines = new StoreDeadlines(o.storeTimeoutMs, this.now);
     this.running = new RunningAttempts({
@@ -57,6 +76,37 @@ export class AttemptEngine {
     return isTransactional(store)
       ? transactionAttempt(this, store, input, conclusion)
       : leaseAttempt(this, store, input, conclusion);
+  }
+
+  /**
+   * `conclusion` of `result`, once the store's ledger has it: a failure, a conflict, or a success of a
+   * payment this process saw fail is written first (after the rollback or release: the entry must outlive
+   * the attempt). Every other result is concluded at once, with nothing sent and no promise made.
+   */
+  conclude<T>(conclusion: AttemptConclusion<T>, result: AttemptResult, input: PaymentAttempt): T | Promise<T> {
+    const writer = this.ledger;
+    if (writer === undefined) return conclusion.concluded(result, input);
+    let change: Promise<AttemptResult['ledger']>;
+    switch (result.outcome) {
+      case 'credited':
+      case 'rejected':
+      case 'duplicate':
+        if (!writer.knowsOpen(input)) return conclusion.concluded(result, input);
+        change = writer.succeeded(input);
+        break;
+      case 'failed':
+        change = writer.failed(input, result.code, result.error);
+        break;
+      case 'timeout':
+        change = writer.failed(input, 'HANDLER_TIMEOUT', 'onPaymentPaid was still running at handlerTimeoutMs.');
+        break;
+      case 'conflict':
+        change = writer.flagged(input, 'payload-conflict');
+        break;
+      default:
+        return conclusion.concluded(result, input);
+    }
+    return change.then((ledger) => conclusion.concluded(ledger === undefined ? result : { ...result, ledger }, input));
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { PaidPayment } from '../event/paid-payment.js';
+import type { LedgerChange } from '../ledger/payment-ledger.js';
 import type { AttemptSource } from '../observe/outcome.js';
 import type { RunningAttempt, RunningAttempts } from './running-attempts.js';
 
@@ -45,7 +46,7 @@ export class PaymentAttempt {
  * How an attempt ended. The webhook handler turns it into an answer, the reconciler into a result; both
  * report it the same way.
  */
-export type AttemptResult =
+export type AttemptResult = (
   | { outcome: 'credited'; handlerMs: number }
   | { outcome: 'rejected'; reason: string; handlerMs: number }
   | { outcome: 'duplicate' }
@@ -54,7 +55,11 @@ export type AttemptResult =
   | { outcome: 'failed'; code: 'HANDLER_FAILED' | 'COMMIT_FAILED'; error: unknown; handlerMs: number }
   /** `rolledBack`: a transactional store's attempt, whose transaction was rolled back (no lease to run out). */
   | { outcome: 'timeout'; handlerMs: number; rolledBack?: true }
-  | { outcome: 'unavailable'; error: unknown };
+  | { outcome: 'unavailable'; error: unknown }
+) & {
+  /** What the attempt did to the payment's ledger entry, where the store keeps a ledger. */
+  ledger?: LedgerChange;
+};
 
 /**
  * What the caller makes of an attempt's end: the webhook handler an answer, the reconciler a result. Made

@@ -53,7 +53,7 @@ export function createWebhookHandler<S extends WebhookStore = DedupeStore>(
   options: HandlerOptions<S>,
 ): WebhookRequestHandler {
   const o = resolveHandlerOptions(options);
-  const engine = new AttemptEngine(o.pipeline);
+  const engine = new AttemptEngine(o.pipeline, [options.secret].flat());
   const reporter = new Reporter(o.pipeline.logger, o.pipeline.onOutcome, engine.now);
   // The reporter logs each setup hint once; past that, a signature mismatch need not compute its hint.
   const hints = new MismatchHints(o.verify.secrets);

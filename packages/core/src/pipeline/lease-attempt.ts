@@ -40,9 +40,9 @@ export async function leaseAttempt<T>(
       claim = await engine.bounded(store.claim(key, token, fingerprint, leaseMs), 'claim');
     } catch (error) {
       engine.releaseInBackground(store, key, token, sentAt + leaseMs, input.logFields, true);
-      return conclusion.concluded({ outcome: 'unavailable', error }, input);
+      return engine.conclude(conclusion, { outcome: 'unavailable', error }, input);
     }
-    if (claim.state !== 'claimed') return conclusion.concluded(seenBefore(claim, fingerprint), input);
+    if (claim.state !== 'claimed') return engine.conclude(conclusion, seenBefore(claim, fingerprint), input);
 
     const attempt = engine.running.create(key, token, sentAt, input);
     const ctx = new HandlerContext(input.deliveryId, input.timestamp, input.source, attempt, engine.confirm);
@@ -51,12 +51,13 @@ export async function leaseAttempt<T>(
     const handlerMs = engine.now() - attempt.startedAt;
     if (settled.kind === 'deadline') {
       void settled.later.then((late) => finishLate(engine, store, input, attempt, late));
-      return conclusion.concluded({ outcome: 'timeout', handlerMs }, input);
+      return engine.conclude(conclusion, { outcome: 'timeout', handlerMs }, input);
     }
     if (settled.kind === 'threw' && !engine.isRejection(settled.error)) {
       engine.running.finish(attempt);
       await release(engine, store, input, token, sentAt);
-      return conclusion.concluded(
+      return engine.conclude(
+        conclusion,
         { outcome: 'failed', code: 'HANDLER_FAILED', error: settled.error, handlerMs },
         input,
       );
@@ -71,8 +72,12 @@ export async function leaseAttempt<T>(
       void retryCompletion(engine, store, input, attempt);
     }
     if (settled.kind === 'threw')
-      return conclusion.concluded({ outcome: 'rejected', reason: rejectionReason(settled.error), handlerMs }, input);
-    return conclusion.concluded({ outcome: 'credited', handlerMs }, input);
+      return engine.conclude(
+        conclusion,
+        { outcome: 'rejected', reason: rejectionReason(settled.error), handlerMs },
+        input,
+      );
+    return engine.conclude(conclusion, { outcome: 'credited', handlerMs }, input);
   } catch (error) {
     return conclusion.broke(error, input);
   }

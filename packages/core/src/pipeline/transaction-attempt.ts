@@ -48,9 +48,9 @@ export async function transactionAttempt<Tx, T>(
           () => {},
         )
         .catch(() => {});
-      return conclusion.concluded({ outcome: 'unavailable', error: explainStoreTimeout(error, store) }, input);
+      return engine.conclude(conclusion, { outcome: 'unavailable', error: explainStoreTimeout(error, store) }, input);
     }
-    if (claim.state !== 'claimed') return conclusion.concluded(seenBefore(claim, input.fingerprint), input);
+    if (claim.state !== 'claimed') return engine.conclude(conclusion, seenBefore(claim, input.fingerprint), input);
 
     const { session } = claim;
     const { scope } = session;
@@ -82,7 +82,7 @@ export async function transactionAttempt<Tx, T>(
           'onPaymentPaid finished after its deadline; its transaction had been rolled back.',
         ),
       );
-      return conclusion.concluded({ outcome: 'timeout', handlerMs, rolledBack: true }, input);
+      return engine.conclude(conclusion, { outcome: 'timeout', handlerMs, rolledBack: true }, input);
     }
     if (settled.kind === 'threw' && !engine.isRejection(settled.error)) {
       // Rolled back with the handler's error first: a store may read a refusal into it there (a driver's
@@ -90,7 +90,7 @@ export async function transactionAttempt<Tx, T>(
       // wrapped it in on its way to the handler.
       await rollback(engine, session.rollback.bind(session), settled.error, input);
       const error = scope?.refusal ?? settled.error;
-      return conclusion.concluded({ outcome: 'failed', code: 'HANDLER_FAILED', error, handlerMs }, input);
+      return engine.conclude(conclusion, { outcome: 'failed', code: 'HANDLER_FAILED', error, handlerMs }, input);
     }
     const rejected = settled.kind === 'threw';
     const record: InboxRecord = {
@@ -109,11 +109,12 @@ export async function transactionAttempt<Tx, T>(
       // await) is the handler's failure, not the database's: logged as such, with the refusal as its error.
       const refused = scope?.refusal;
       if (refused !== undefined && refused === error) {
-        return conclusion.concluded({ outcome: 'failed', code: 'HANDLER_FAILED', error, handlerMs }, input);
+        return engine.conclude(conclusion, { outcome: 'failed', code: 'HANDLER_FAILED', error, handlerMs }, input);
       }
-      return conclusion.concluded({ outcome: 'failed', code: 'COMMIT_FAILED', error, handlerMs }, input);
+      return engine.conclude(conclusion, { outcome: 'failed', code: 'COMMIT_FAILED', error, handlerMs }, input);
     }
-    return conclusion.concluded(
+    return engine.conclude(
+      conclusion,
       rejected
         ? { outcome: 'rejected', reason: record.reason as string, handlerMs }
         : { outcome: 'credited', handlerMs },
@@ -145,6 +146,8 @@ function lateUse<T>(
   error: Error,
 ): void {
   conclusion.lateUse(error, input);
+  // The ledger's flag puts the payment in front of the operator; the writer logs its own failures.
+  void engine.ledger?.flagged(input, 'late-tx-use');
   if (store.flagLateUse === undefined) return;
   const flagged = async () =>
     store.flagLateUse?.({

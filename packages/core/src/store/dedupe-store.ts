@@ -1,3 +1,5 @@
+import type { PaymentLedger } from '../ledger/payment-ledger.js';
+
 /**
  * What `claim` found.
  * - `claimed`: the caller now holds the key's lease and must `complete` or `release` it.
@@ -48,6 +50,11 @@ export interface DedupeStore {
    * pipeline then calls it without arming its `storeTimeoutMs` timer, which would cost more than the call.
    */
   readonly inProcess?: boolean;
+  /**
+   * Optional: the operator's ledger of failing payments, in the store's own database. Given, the pipeline
+   * records every verified attempt that failed there, apart from the attempt itself (see `PaymentLedger`).
+   */
+  readonly ledger?: PaymentLedger | undefined;
   /** Takes the lease on `key` for `leaseMs` unless it is held or completed. */
   claim(key: string, token: string, fingerprint: string, leaseMs: number): Promise<ClaimOutcome>;
   /**

@@ -1,3 +1,4 @@
+import { MemoryLedger } from '../ledger/memory-ledger.js';
 import { consoleLogger, safeLog, type WebhookLogger } from '../observe/logger.js';
 import { RateLimiter } from '../observe/rate-limit.js';
 import { elapsedClock } from '../util/elapsed-clock.js';
@@ -96,6 +97,11 @@ const EVICTION_LOG_PERIOD_MS = 10_000;
 export class MemoryDedupeStore implements DedupeStore {
   readonly kind = 'lease';
   readonly inProcess = true;
+  /**
+   * The operator's ledger of failing payments, in this process's memory (at most 10,000 entries): gone
+   * with the process, like the store's records.
+   */
+  readonly ledger: MemoryLedger = new MemoryLedger({ handled: (key) => this.#handled(key) });
   readonly #entries = new Map<string, Value>();
   /**
    * Keys and their values in claim order, from `#head`: two parallel arrays (a pair object per key would
@@ -140,6 +146,12 @@ export class MemoryDedupeStore implements DedupeStore {
         ),
       this.#now,
     );
+  }
+
+  /** Whether `key` is recorded as completed and not expired. */
+  #handled(key: string): boolean {
+    const existing = this.#entries.get(key);
+    return typeof existing === 'string' && expiryOf(existing) > this.#now();
   }
 
   /** Number of keys held (leases and completed), expired ones not yet swept included. */

@@ -1,3 +1,4 @@
+import type { PaymentLedger } from '../ledger/payment-ledger.js';
 import type { StorePoolState } from '../pipeline/store-pool.js';
 import type { DedupeStore } from './dedupe-store.js';
 import type { DeliveryScope } from './delivery-scope.js';
@@ -97,6 +98,11 @@ export type TransactionClaim<Tx> =
  */
 export interface TransactionalStore<Tx> {
   readonly kind: 'transactional';
+  /**
+   * Optional: the operator's ledger of failing payments, in the store's own database, written outside the
+   * delivery's transaction (which rolled back) in a statement of its own (see `PaymentLedger`).
+   */
+  readonly ledger?: PaymentLedger | undefined;
   /**
    * Opens a transaction and takes `key` without waiting: held by another transaction -> `in-progress`;
    * already recorded -> `completed` with the recorded fingerprint; else `claimed` with the open session.

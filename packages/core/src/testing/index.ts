@@ -16,6 +16,7 @@ export {
   transactionalStoreConformance,
 } from './conformance.js';
 export { type Latch, latch } from './latch.js';
+export { type LedgerSubject, ledgerConformance } from './ledger-cases.js';
 export { type RefusalCase, refusalCases } from './refusal-cases.js';
 export { samplePaymentPaidEvent } from './sample-event.js';
 export { type CollectedLogLine, type SocketTarget, socketScenarios } from './socket-scenarios.js';

@@ -3,6 +3,8 @@ import { SimulatorError } from '../core/errors.js';
 import { ControlApiError } from './control-client.js';
 import { DELIVERIES_HELP, deliveriesCommand } from './deliveries-command.js';
 import type { Io } from './io.js';
+import { MissingDriverError } from './ledger-source.js';
+import { PAYMENTS_HELP, paymentsCommand } from './payments-command.js';
 import { UnsafeFileError } from './private-files.js';
 import { RESEND_HELP, resendCommand } from './resend-command.js';
 import { SEND_HELP, sendCommand } from './send-command.js';
@@ -19,6 +21,7 @@ Commands:
   trigger      create and pay a test payment: 'service-pay trigger payment.paid --amount 12.50'
   resend       send a paid payment's webhook again, now: 'service-pay resend p_...'
   deliveries   print the delivery log of the running simulator
+  payments     the failing and flagged payments in your shop's database ('payments p_...': one story)
   simulate     run the payment service locally (dashboard, merchant API, webhooks, control API)
   send         sign payment.paid deliveries and POST them to your endpoint (no simulator)
   sign         print the signed headers and a curl command (webhook, or 'sign api')
@@ -36,6 +39,7 @@ const HELP: Record<string, string> = {
   trigger: TRIGGER_HELP,
   resend: RESEND_HELP,
   deliveries: DELIVERIES_HELP,
+  payments: PAYMENTS_HELP,
   simulate: SIMULATE_HELP,
   send: SEND_HELP,
   sign: SIGN_HELP,
@@ -70,6 +74,8 @@ export async function runCli(args: string[], io: Io, stopSignal: () => Promise<s
         return await resendCommand(rest, io);
       case 'deliveries':
         return await deliveriesCommand(rest, io);
+      case 'payments':
+        return await paymentsCommand(rest, io);
       case 'send':
         return await sendCommand(rest, io);
       case 'sign':
@@ -108,6 +114,7 @@ function classify(error: unknown): [code: number, name: string, message: string]
   if (error instanceof UsageError) return [EXIT.USAGE, 'USAGE', error.message];
   if (error instanceof UnsafeFileError) return [EXIT.USAGE, error.code, error.message];
   if (error instanceof UnreachableError) return [EXIT.UNREACHABLE, 'UNREACHABLE', error.message];
+  if (error instanceof MissingDriverError) return [EXIT.FAILURE, error.code, error.message];
   if (error instanceof SimulatorError || error instanceof ControlApiError)
     return [EXIT.FAILURE, error.code, error.message];
   return [EXIT.FAILURE, 'UNEXPECTED', `unexpected error: ${(error as Error)?.stack ?? error}`];

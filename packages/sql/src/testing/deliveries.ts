@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { InboxDraft, TransactionalStore } from '@service-pay/core';
+import { checkPipelineRoundTrips } from './ledger-round-trips.js';
 import type { RoundTripProxy } from './round-trip-proxy.js';
 
 /** A store under test and the handler's credit written through its `ctx.tx`. */
@@ -181,6 +182,7 @@ export function roundTripCases(
             `${subject.name} on ${database}: fresh ${fresh - credit} besides the credit (at most ${limit.fresh - 1}), duplicate ${duplicate} (at most ${limit.duplicate})`,
           );
         }
+        await checkPipelineRoundTrips(proxy, database, subject, { fresh, duplicate }, () => transactionsEnded(proxy));
       } finally {
         await subject.close();
       }

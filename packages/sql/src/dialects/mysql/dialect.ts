@@ -3,6 +3,7 @@ import type { Row, StatementResult } from '../../client.js';
 import { statement } from '../../client.js';
 import type { ClaimResult, Interruption, SqlDialect } from '../../dialect.js';
 import { InboxSql } from './inbox-sql.js';
+import { mysqlLedgerFlavour } from './ledger.js';
 import { type TableName, tableName } from './table-name.js';
 
 /**
@@ -22,6 +23,7 @@ import { type TableName, tableName } from './table-name.js';
  */
 export const mysqlDialect: SqlDialect<TableName> = {
   name: 'MySQL',
+  ledger: mysqlLedgerFlavour,
   table: (value, store) => tableName(value, store),
   migrate: (table) => {
     const inbox = new InboxSql(table);

@@ -3,6 +3,7 @@ import type { Row, StatementResult } from '../../client.js';
 import { statement } from '../../client.js';
 import type { ClaimResult, Interruption, SqlDialect } from '../../dialect.js';
 import { InboxSql, microsecondsOf } from './inbox-sql.js';
+import { postgresLedgerFlavour } from './ledger.js';
 import { readRecordText } from './record-text.js';
 import { quoteLiteral } from './sql-text.js';
 import { CLAIM_FUNCTION_SUFFIX, TAKE_FUNCTION_SUFFIX, type TableName, tableName } from './table-name.js';
@@ -70,6 +71,7 @@ function readClaimRow(text: string): ClaimResult {
  */
 export const postgresDialect: SqlDialect<TableName> = {
   name: 'PostgreSQL',
+  ledger: postgresLedgerFlavour,
   table: (value, store) => tableName(value, store),
   migrate: (table) => ({ statements: new InboxSql(table).migrateStatements().map(statement), inTransaction: true }),
   claim: (table, key, row) =>

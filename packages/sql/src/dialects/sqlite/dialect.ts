@@ -2,6 +2,7 @@ import { MissingTableError, migrateAdvice } from '../../auto-migrate.js';
 import { type Row, type StatementResult, statement } from '../../client.js';
 import type { ClaimResult, SqlDialect } from '../../dialect.js';
 import { InboxSql } from './inbox-sql.js';
+import { sqliteLedgerFlavour } from './ledger.js';
 import { type TableName, tableName } from './table-name.js';
 
 /**
@@ -17,6 +18,7 @@ import { type TableName, tableName } from './table-name.js';
  */
 export const sqliteDialect: SqlDialect<TableName> = {
   name: 'SQLite',
+  ledger: sqliteLedgerFlavour,
   table: (value, store) => tableName(value, store),
   migrate: (table) => {
     const inbox = new InboxSql(table);
