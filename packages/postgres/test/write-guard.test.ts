@@ -1,7 +1,10 @@
 import type { PGlite } from '@electric-sql/pglite';
-import { type GuardSubject, writeGuardCases } from '@service-pay/sql/testing';
-import { Kysely, PostgresDialect } from 'kysely';
-import type pg from 'pg';
+import { type GuardSubject, talkAroundTeardown, writeGuardCases } from '@service-pay/sql/testing';
+import { Kysely, sql as kyselySql, PostgresDialect } from 'kysely';
+import pg from 'pg';
+
+const { Query } = pg;
+
 import postgres, { type TransactionSql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PostgresStore } from '../src/index.js';
@@ -26,6 +29,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await pool.query(`drop table if exists ${marks}, ${inbox}`);
   await pool.query(`drop function if exists ${inbox}_claim(text)`).catch(() => {});
+  for (const statement of talkAroundTeardown('postgres', marks)) await pool.query(statement);
   await pool.end();
 });
 
@@ -39,6 +43,40 @@ describe('PostgresStore (node-postgres): the delivery transaction is the only wa
     startWrite: (tx, marker) => tx.query(insert, [marker]),
     globalWrite: (marker) => pool.query(insert, [marker]),
     globalRead: () => pool.query(`select * from ${marks} limit 1`),
+    raw: { dialect: 'postgres', table: marks, send: (text) => pool.query(text) },
+    apiForms: {
+      "pool.connect() then client.query('select credit_fn($1)')": async (marker) => {
+        const client = await pool.connect();
+        try {
+          return await client.query(`select ${marks}_credit($1)`, [marker]);
+        } finally {
+          client.release();
+        }
+      },
+      'pool.query({ text, values }) of select credit_fn($1)': (marker) =>
+        pool.query({ text: `select ${marks}_credit($1)`, values: [marker] }),
+      'a submitted Query of select credit_fn($1) on a pool.connect() client': async (marker) => {
+        const client = await pool.connect();
+        try {
+          const submitted = client.query(new Query(`select ${marks}_credit($1)`, [marker]));
+          await new Promise<void>((resolve, reject) => {
+            submitted.on('end', () => resolve());
+            submitted.on('error', reject);
+          });
+        } finally {
+          client.release();
+        }
+      },
+    },
+    callbackPool: async () => {
+      const two = await openPool({ max: 2 });
+      return {
+        store: new PostgresStore({ pool: two, tableName: inbox }),
+        write: (tx, marker) => tx.query(insert, [marker]),
+        callbackQuery: (text, callback) => void two.query(text, (error: Error) => callback(error)),
+        close: () => two.end(),
+      };
+    },
     ownTransactions: {
       'pool.connect() + BEGIN': async (marker) => {
         const client = await pool.connect();
@@ -112,6 +150,7 @@ describe("KyselyStore without its pool: writes through the app's db are still re
     startWrite: (tx, marker) => tx.insertInto(marks).values({ marker }).execute(),
     globalWrite: (marker) => db.withSchema('public').insertInto(marks).values({ marker }).execute(),
     globalRead: () => db.selectFrom(marks).selectAll().limit(1).execute(),
+    raw: { dialect: 'postgres', table: marks, send: (text) => kyselySql.raw(text).execute(db), textOnly: true },
     ownTransactions: {
       'db.transaction()': (marker) =>
         db.transaction().execute(async (trx) => {
@@ -149,6 +188,7 @@ describe("PostgresJsStore on guardSql's instance: the tagged template is refused
     startWrite: (tx, marker) => tx`insert into ${tx(marks)} (marker) values (${marker})`,
     globalWrite: (marker) => sql`insert into ${sql(marks)} (marker) values (${marker})`,
     globalRead: () => sql`select * from ${sql(marks)} limit 1`,
+    raw: { dialect: 'postgres', table: marks, send: (text) => sql.unsafe(text), textOnly: true },
     ownTransactions: {
       'sql.begin()': (marker) => sql.begin((t) => t`insert into ${t(marks)} (marker) values (${marker})`),
       'sql`begin` on a reserved connection': async (marker) => {

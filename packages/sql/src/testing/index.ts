@@ -22,3 +22,10 @@ export {
 export { type LateUseCase, type LateUseSubject, lateUseCases } from './late-use-cases.js';
 export { type OrmClient, type OrmDatabase, type OrmStore, ormStoreCases, ormStoreSuite } from './orm-store-cases.js';
 export { proxyServerOf, type RoundTripProxy, startRoundTripProxy, type WireProtocol } from './round-trip-proxy.js';
+export {
+  MYSQL_TALK_AROUND,
+  POSTGRES_TALK_AROUND,
+  type TalkAroundForm,
+  talkAroundSetup,
+  talkAroundTeardown,
+} from './talk-around.js';
