@@ -147,9 +147,11 @@ function prepare(
   const callback = args[last];
   if (typeof callback !== 'function') return call(first, ...args.slice(1));
   const rest = args.slice(1, last);
+  // MariaDB judges a prepared `SET STATEMENT` at once: a function that writes is refused at `prepare`.
+  const map = inside === undefined ? (error: unknown) => error : mapped(inside, text, via);
   return call(first, ...rest, (error: unknown, statement: unknown) => {
     if (statement !== null && typeof statement === 'object') guardStatement(statement, during);
-    (callback as Callback)(error, statement);
+    (callback as Callback)(error == null ? error : map(error), statement);
   });
 }
 

@@ -321,10 +321,10 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
   }
 
   const callbackPool = subject.callbackPool;
-  const table = subject.raw?.table;
-  if (callbackPool !== undefined && table !== undefined) {
-    const insertText = (marker: string) => `insert into ${table} (marker) values ('${marker}')`;
-    const readText = `select marker from ${table} limit 1`;
+  if (callbackPool !== undefined && raw !== undefined) {
+    // The table is read when a case runs: a subject may open its client after the cases are listed.
+    const insertText = (marker: string) => `insert into ${raw.table} (marker) values ('${marker}')`;
+    const readText = () => `select marker from ${raw.table} limit 1`;
     const query = (pool: Awaited<ReturnType<typeof callbackPool>>, text: string) =>
       new Promise<void>((resolve, reject) => pool.callbackQuery(text, (error) => (error ? reject(error) : resolve())));
 
@@ -334,11 +334,11 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
         const pool = await callbackPool();
         try {
           // Connections opened outside any delivery: their answers arrive in the context that opened them.
-          await Promise.all([query(pool, readText), query(pool, readText)]);
+          await Promise.all([query(pool, readText()), query(pool, readText())]);
           const event = samplePaymentPaidEvent();
           const { handle, codeOf } = handlerOn<Tx>(pool.store, async (paid) => {
             await new Promise<void>((resolve, reject) =>
-              pool.callbackQuery(readText, (error) => {
+              pool.callbackQuery(readText(), (error) => {
                 if (error) return reject(error);
                 pool.callbackQuery(insertText(paid.paymentId), (inner) => (inner ? reject(inner) : resolve()));
               }),
@@ -366,7 +366,7 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
         const gate = new Promise<void>((resolve) => (release = resolve));
         const { handle } = handlerOn<Tx>(pool.store, async (paid, ctx) => {
           // The store holds one connection; this read opens the second, in the delivery's context.
-          await query(pool, readText);
+          await query(pool, readText());
           entered();
           await gate;
           await pool.write(ctx.tx, paid.paymentId);
@@ -375,7 +375,7 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
         await inside;
         // The plain request, outside any delivery, gets the connection the delivery opened.
         await new Promise<void>((resolve, reject) =>
-          pool.callbackQuery(readText, (error) => {
+          pool.callbackQuery(readText(), (error) => {
             if (error) return reject(error);
             pool.callbackQuery(insertText(audit), (inner) => (inner ? reject(inner) : resolve()));
           }),
