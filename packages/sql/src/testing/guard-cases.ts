@@ -66,6 +66,11 @@ export interface GuardSubject<Tx> {
      */
     readonly textOnly?: boolean;
   };
+  /**
+   * SQLite: the credit through a second connection to the database file (not the one the store was
+   * given), which waits for the delivery's write lock and fails with SQLITE_BUSY.
+   */
+  secondConnectionWrite?(marker: string): PromiseLike<unknown>;
   /** Further talk-around forms through the client's own API (mysql2's `pool.execute`, `conn.prepare`). */
   apiForms?: Record<string, (marker: string) => PromiseLike<unknown>>;
   /**
@@ -318,6 +323,34 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
     add(`a credit through the app client's ${name} is refused, caught or not: 0 credits`, async () => {
       await refusedTwice(subject, write, name);
     });
+  }
+
+  const secondConnection = subject.secondConnectionWrite;
+  if (secondConnection !== undefined) {
+    add(
+      'a credit through a second connection is refused with a message naming ctx.tx, not "database is locked"',
+      async () => {
+        const event = samplePaymentPaidEvent();
+        let calls = 0;
+        const { handle, logged, codeOf } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+          calls += 1;
+          if (calls <= 2) await secondConnection(paid.paymentId);
+          else await subject.write(ctx.tx, paid.paymentId);
+        });
+        for (const attempt of [1, 2]) {
+          expect((await handle(delivery(event))).status === 500, `attempt ${attempt} to answer 500`);
+          expect(codeOf() === 'WRITE_OUTSIDE_TRANSACTION', `WRITE_OUTSIDE_TRANSACTION, got ${String(codeOf())}`);
+          const message = String((logged.at(-1)?.err as Error | undefined)?.message);
+          expect(
+            /ctx\.tx/.test(message) && /second connection/.test(message),
+            `the message to name the mistake: ${message}`,
+          );
+        }
+        expect((await subject.count(event.paymentId)) === 0, 'no credit through the second connection');
+        expect((await handle(delivery(event))).status === 200, 'the retry through ctx.tx to credit');
+        expect((await subject.count(event.paymentId)) === 1, 'exactly one credit');
+      },
+    );
   }
 
   const callbackPool = subject.callbackPool;
