@@ -1,5 +1,7 @@
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import type { TransactionalStore } from '@service-pay/core';
+import { createWebhookHandler, signWebhook } from '@service-pay/core';
+import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { type GuardSubject, namedOwnTransactions, typeOrmGuardWrites, writeGuardCases } from '@service-pay/sql/testing';
 import { sql as drizzleSql } from 'drizzle-orm';
 import { bigint, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
@@ -10,7 +12,7 @@ import mariadb from 'mariadb';
 import mysqlCallback from 'mysql2';
 import type mysql from 'mysql2/promise';
 import { DataSource, EntitySchema } from 'typeorm';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DrizzleStore } from '../src/drizzle.js';
 import { MySqlStore } from '../src/index.js';
 import { KnexStore } from '../src/knex.js';
@@ -127,7 +129,7 @@ function run<Tx>(name: string, ownTransactions: string[], open: () => Promise<Su
       apiForms: Object.fromEntries(
         (API_FORMS[name] ?? []).map((form) => [
           form,
-          (marker: string) => (subject.apiForms?.[form] as (m: string) => PromiseLike<unknown>)(marker),
+          (marker: string) => ((subject.apiForms ?? {})[form] as (m: string) => PromiseLike<unknown>)(marker),
         ]),
       ),
       ...(name === 'MySqlStore (mysql2)'
@@ -417,3 +419,44 @@ run<PrismaTx>(
     };
   },
 );
+
+it('nothing of the read-only mode outlives a read: the pool serves the next request read-write', async () => {
+  const two = await openPool({ connectionLimit: 2 });
+  const secret = 'whsec_read_only_after_0123456789abcdef';
+  try {
+    const store = new MySqlStore({ pool: two, tableName: inbox() });
+    await store.migrate();
+    const event = samplePaymentPaidEvent();
+    const handle = createWebhookHandler({
+      secret,
+      store,
+      onPaymentPaid: async (paid, ctx) => {
+        await two.query('select 1');
+        await two.execute('select ?', [1]);
+        const connection = await two.getConnection();
+        try {
+          await connection.query('select 1');
+        } finally {
+          connection.release();
+        }
+        await (ctx.tx as mysql.PoolConnection).query(insert, [paid.paymentId]);
+      },
+    });
+    const { body, headers } = signWebhook({ event, secret, deliveryId: 'dl_read_only_after' });
+    expect((await handle({ method: 'POST', headers, rawBody: body })).status).toBe(200);
+    const [a, b] = await Promise.all([two.getConnection(), two.getConnection()]);
+    try {
+      for (const connection of [a, b]) {
+        const [rows] = await connection.query('select @@tx_read_only as ro');
+        expect(Number((rows as Array<{ ro: unknown }>)[0]?.ro)).toBe(0);
+        await connection.query(insert, [`after:${event.paymentId}`]);
+      }
+    } finally {
+      a.release();
+      b.release();
+    }
+    expect(await count(`after:${event.paymentId}`)).toBe(2);
+  } finally {
+    await two.end();
+  }
+});

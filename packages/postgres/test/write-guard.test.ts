@@ -5,6 +5,8 @@ import pg from 'pg';
 
 const { Query } = pg;
 
+import { createWebhookHandler, signWebhook } from '@service-pay/core';
+import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import postgres, { type TransactionSql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PostgresStore } from '../src/index.js';
@@ -34,6 +36,7 @@ afterAll(async () => {
 });
 
 const insert = `insert into ${marks} (marker) values ($1)`;
+const SECRET = 'whsec_read_only_after_0123456789abcdef';
 
 describe('PostgresStore (node-postgres): the delivery transaction is the only way to write', () => {
   const subject: GuardSubject<pg.PoolClient> = {
@@ -103,6 +106,42 @@ describe('PostgresStore (node-postgres): the delivery transaction is the only wa
     },
   };
   for (const c of writeGuardCases(subject)) it(c.name, c.run);
+});
+
+it('nothing of the read-only mode outlives a read: the pool serves the next request read-write', async () => {
+  const two = await openPool({ max: 2 });
+  try {
+    const store = new PostgresStore({ pool: two, tableName: inbox });
+    const event = samplePaymentPaidEvent();
+    const handle = createWebhookHandler({
+      secret: SECRET,
+      store,
+      onPaymentPaid: async (paid, ctx) => {
+        await two.query('select 1');
+        const client = await two.connect();
+        try {
+          await client.query('select 1');
+        } finally {
+          client.release();
+        }
+        await (ctx.tx as pg.PoolClient).query(insert, [paid.paymentId]);
+      },
+    });
+    const { body, headers } = signWebhook({ event, secret: SECRET, deliveryId: 'dl_read_only_after' });
+    expect((await handle({ method: 'POST', headers, rawBody: body })).status).toBe(200);
+    const [a, b] = await Promise.all([two.connect(), two.connect()]);
+    try {
+      for (const client of [a, b]) {
+        expect((await client.query('show transaction_read_only')).rows[0].transaction_read_only).toBe('off');
+        await client.query(insert, [`after:${event.paymentId}`]);
+      }
+    } finally {
+      a.release();
+      b.release();
+    }
+  } finally {
+    await two.end();
+  }
 });
 
 describe('PostgresStore (PGlite): the delivery transaction is the only way to write', () => {

@@ -119,6 +119,39 @@ export async function deliveryRoundTrips<Tx>(
 }
 
 /**
+ * What a read through the app's own client costs in round trips, counted by `proxy`: `outside` a
+ * delivery, and `inside` one of `store` (where the guard runs it read-only on the server).
+ *
+ * @example
+ * ```ts
+ * const { inside, outside } = await appReadRoundTrips(proxy, store, () => pool.query('select 1'));
+ * ```
+ */
+export async function appReadRoundTrips<Tx>(
+  proxy: RoundTripProxy,
+  store: TransactionalStore<Tx>,
+  read: () => PromiseLike<unknown>,
+): Promise<{ inside: number; outside: number }> {
+  const counted = async (work: () => PromiseLike<unknown>) => {
+    const before = proxy.count;
+    await work();
+    return proxy.count - before;
+  };
+  await read();
+  const outside = await counted(read);
+  const draft = draftOf('p_read');
+  const claim = await store.begin(`read:${Math.random()}`, 'fp', draft);
+  if (claim.state !== 'claimed') throw new Error(`expected a claim, got ${claim.state}`);
+  let inside = 0;
+  const run = claim.session.run?.bind(claim.session) ?? ((work: () => Promise<void>) => work());
+  await run(async () => {
+    inside = await counted(read);
+  });
+  await claim.session.commit({ outcome: 'credited', ...draft });
+  return { inside, outside };
+}
+
+/**
  * How each named store's `begin` ends, as one line each: `claimed`, or the error's `name: message` (the
  * missing-table messages are what the tests read).
  *

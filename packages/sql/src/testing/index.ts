@@ -2,6 +2,7 @@ export { autoMigrateCases, type EmptyDatabaseSubject } from './auto-migrate-case
 export { deadlockTables, deadlockWithDelivery, type OtherConnection } from './deadlock.js';
 export {
   answerBeforeRollback,
+  appReadRoundTrips,
   assertMissingInbox,
   beginFailures,
   type CreditingStore,
