@@ -67,7 +67,7 @@ async function mysql2OwnTransaction(pool: mysql.Pool, marker: string): Promise<v
 }
 
 /** The clients whose app-client statements only the text check judges (no read-only run on the server). */
-const TEXT_ONLY = new Set(['KnexStore']);
+const TEXT_ONLY = new Set<string>([]);
 
 /** The client-API talk-around forms each subject names (listed before the client opens). */
 const API_FORMS: Record<string, string[]> = {

@@ -15,7 +15,7 @@ const OWN_TRANSACTIONS: Record<string, string[]> = {
 };
 
 /** The clients whose app-client statements only the text check judges (no read-only run on the server). */
-const TEXT_ONLY = new Set(['knex', 'drizzlePostgresJs']);
+const TEXT_ONLY = new Set(['drizzlePostgresJs']);
 
 for (const open of ORM_CLIENTS) {
   describe(`ORM store (${open.name.replace(/Client$/, '')}) on PostgreSQL`, () => {

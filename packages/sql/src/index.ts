@@ -33,6 +33,7 @@ export {
   type RunningDelivery,
 } from './pool-guard.js';
 export { IN_PROGRESS_RETRY_MS, milliseconds, PRUNE_BATCH, pruneAge } from './prune-age.js';
+export { MARIADB_READ_ONLY_PREFIX } from './read-only-prefix.js';
 export { INTERRUPT_GRACE_MS, ROLLBACK_GRACE_MS, rollBackInterrupting } from './rollback-escalation.js';
 export { type SqlBinding, SqlStore, type SqlStoreApi } from './sql-store.js';
 export {

@@ -1,11 +1,7 @@
-/**
- * What makes one statement run read-only on MariaDB: `SET STATEMENT tx_read_only=1 FOR`, in a comment
- * only MariaDB runs (`/*M!`), so the statement is one round trip as before and nothing of the mode
- * outlives it on the connection. A write inside it (a function that inserts, whatever the text hid) fails
- * with `ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION` (1792). MySQL reads the prefix as a comment: there only
- * the text check holds.
- */
-export const READ_ONLY_PREFIX = '/*M!100300 SET STATEMENT tx_read_only=1 FOR */ ';
+import { MARIADB_READ_ONLY_PREFIX } from '@service-pay/sql';
+
+/** The prefix that runs one statement read-only on MariaDB (see `MARIADB_READ_ONLY_PREFIX`). */
+export const READ_ONLY_PREFIX = MARIADB_READ_ONLY_PREFIX;
 
 /**
  * The first argument of a mysql2 or `mariadb` `query` / `execute` / `prepare` call made read-only: a

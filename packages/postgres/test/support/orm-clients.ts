@@ -206,7 +206,7 @@ export function knexClient() {
       raw: (tx, text) => tx.raw(text),
       writeInOwnTransaction: ownTransaction,
       guard: {
-        raw: { dialect: 'postgres', table: marks, send: (text) => knex.raw(text), textOnly: true },
+        raw: { dialect: 'postgres', table: marks, send: (text) => knex.raw(text) },
         lazy: true,
         startWrite: (tx, marker) => tx(marks).insert({ marker }),
         globalWrite: (marker) => knex(marks).insert({ marker }),
