@@ -39,15 +39,11 @@ export function callerBound(args: unknown[]): unknown[] {
   let bound: unknown[] | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    if (typeof arg !== 'function' || isClass(arg)) continue;
+    if (typeof arg !== 'function') continue;
     bound ??= [...args];
     bound[i] = AsyncResource.bind(arg as (...a: unknown[]) => unknown);
   }
   return bound ?? args;
-}
-
-function isClass(fn: unknown): boolean {
-  return /^class\b/.test(Function.prototype.toString.call(fn));
 }
 
 /**
