@@ -143,7 +143,8 @@ export async function appReadRoundTrips<Tx>(
   const claim = await store.begin(`read:${Math.random()}`, 'fp', draft);
   if (claim.state !== 'claimed') throw new Error(`expected a claim, got ${claim.state}`);
   let inside = 0;
-  const run = claim.session.run?.bind(claim.session) ?? ((work: () => Promise<void>) => work());
+  const scope = claim.session.scope;
+  const run = scope === undefined ? (work: () => Promise<void>) => work() : scope.run.bind(scope);
   await run(async () => {
     inside = await counted(read);
   });
