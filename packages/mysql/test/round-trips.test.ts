@@ -1,7 +1,13 @@
-import { ormRoundTripSubject, proxyServerOf, type RoundTripSubject, roundTripCases } from '@service-pay/sql/testing';
+import {
+  appReadRoundTrips,
+  ormRoundTripSubject,
+  proxyServerOf,
+  type RoundTripSubject,
+  roundTripCases,
+} from '@service-pay/sql/testing';
 import { testServers } from '@service-pay/test-kit';
 import type { PoolConnection } from 'mysql2/promise';
-import { afterAll, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
 
 // Round trips of one delivery, counted by what the server answers (a proxy in front of it counts every
@@ -43,3 +49,18 @@ const subjects: Array<() => Promise<RoundTripSubject<never>>> = [
 ];
 
 for (const c of roundTripCases(proxy, 'MariaDB', LIMIT, subjects)) it(c.name, c.run);
+
+it("a read through the app's pool costs 1 round trip during a delivery (SET STATEMENT in its text), 1 outside", async () => {
+  const pool = await openPool();
+  const inbox = uniqueName('rt_read_inbox');
+  try {
+    const store = new MySqlStore({ pool, tableName: inbox });
+    await store.migrate();
+    const { inside, outside } = await appReadRoundTrips(proxy, store, () => pool.query('select 1'));
+    console.info(`round trips of an app read on MariaDB (mysql2): inside a delivery ${inside}, outside ${outside}`);
+    expect({ inside, outside }).toEqual({ inside: 1, outside: 1 });
+  } finally {
+    await pool.query(`drop table if exists ${inbox}, ${inbox}_keys`);
+    await pool.end();
+  }
+});

@@ -1,15 +1,18 @@
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import type { TransactionalStore } from '@service-pay/core';
+import { createWebhookHandler, signWebhook } from '@service-pay/core';
+import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { type GuardSubject, namedOwnTransactions, typeOrmGuardWrites, writeGuardCases } from '@service-pay/sql/testing';
+import { sql as drizzleSql } from 'drizzle-orm';
 import { bigint, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';
 import knexFactory, { type Knex } from 'knex';
-import { Kysely, MysqlDialect } from 'kysely';
+import { Kysely, MysqlDialect, sql } from 'kysely';
 import mariadb from 'mariadb';
 import mysqlCallback from 'mysql2';
 import type mysql from 'mysql2/promise';
 import { DataSource, EntitySchema } from 'typeorm';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DrizzleStore } from '../src/drizzle.js';
 import { MySqlStore } from '../src/index.js';
 import { KnexStore } from '../src/knex.js';
@@ -63,6 +66,35 @@ async function mysql2OwnTransaction(pool: mysql.Pool, marker: string): Promise<v
   }
 }
 
+/** The clients whose app-client statements only the text check judges (no read-only run on the server). */
+const TEXT_ONLY = new Set<string>([]);
+
+/** The client-API talk-around forms each subject names (listed before the client opens). */
+const API_FORMS: Record<string, string[]> = {
+  'MySqlStore (mysql2)': [
+    'pool.execute(/*! insert */)',
+    'pool.execute(select credit_fn(?))',
+    'conn.query({ sql: select credit_fn(?) })',
+    'getConnection() + conn.prepare(insert) + stmt.execute()',
+    'getConnection() + conn.prepare(select credit_fn(?)) + stmt.execute()',
+  ],
+};
+
+/** A mysql2 checked-out connection's prepared statement of `text`, executed with `marker`. */
+async function prepared(pool: mysql.Pool, text: string, marker: string): Promise<unknown> {
+  const connection = await pool.getConnection();
+  try {
+    const statement = await connection.prepare(text);
+    try {
+      return await statement.execute([marker]);
+    } finally {
+      await statement.close();
+    }
+  } finally {
+    connection.release();
+  }
+}
+
 /** The subject, with its store made on first use (after beforeAll opened the client); `count` if not `marks`. */
 type Subject<Tx> = Omit<GuardSubject<Tx>, 'count'> & { count?: GuardSubject<Tx>['count'] };
 
@@ -86,6 +118,23 @@ function run<Tx>(name: string, ownTransactions: string[], open: () => Promise<Su
       stepwise: ['pool.getConnection() + beginTransaction()'],
       count: (marker) => (subject.count ?? count)(marker),
       poolOfOne: () => (subject.poolOfOne as NonNullable<Subject<Tx>['poolOfOne']>)(),
+      raw: {
+        dialect: 'mysql',
+        get table() {
+          return subject?.raw?.table ?? '';
+        },
+        send: (text) => (subject.raw as NonNullable<Subject<Tx>['raw']>).send(text),
+        textOnly: TEXT_ONLY.has(name),
+      },
+      apiForms: Object.fromEntries(
+        (API_FORMS[name] ?? []).map((form) => [
+          form,
+          (marker: string) => ((subject.apiForms ?? {})[form] as (m: string) => PromiseLike<unknown>)(marker),
+        ]),
+      ),
+      ...(name === 'MySqlStore (mysql2)'
+        ? { callbackPool: () => (subject.callbackPool as NonNullable<Subject<Tx>['callbackPool']>)() }
+        : {}),
     });
     for (const c of cases) it(c.name, c.run);
   });
@@ -102,6 +151,32 @@ run<mysql.PoolConnection>('MySqlStore (mysql2)', ['pool.getConnection() + beginT
     startWrite: (tx, marker) => tx.query(insert, [marker]),
     globalWrite: (marker) => pool.query(insert, [marker]),
     globalRead: () => pool.query(`select * from ${marks} limit 1`),
+    raw: { dialect: 'mysql', table: marks, send: (text) => pool.query(text) },
+    apiForms: {
+      'pool.execute(/*! insert */)': (marker) =>
+        pool.execute(`/*! insert into ${marks} (marker) values (?) */`, [marker]),
+      'pool.execute(select credit_fn(?))': (marker) => pool.execute(`select ${marks}_credit(?)`, [marker]),
+      'conn.query({ sql: select credit_fn(?) })': async (marker) => {
+        const connection = await pool.getConnection();
+        try {
+          return await connection.query({ sql: `select ${marks}_credit(?)`, values: [marker] });
+        } finally {
+          connection.release();
+        }
+      },
+      'getConnection() + conn.prepare(insert) + stmt.execute()': (marker) => prepared(pool, insert, marker),
+      'getConnection() + conn.prepare(select credit_fn(?)) + stmt.execute()': (marker) =>
+        prepared(pool, `select ${marks}_credit(?)`, marker),
+    },
+    callbackPool: async () => {
+      const two = await openPool({ connectionLimit: 2 });
+      return {
+        store: new MySqlStore({ pool: two, tableName }) as TransactionalStore<mysql.PoolConnection>,
+        write: (tx, marker) => tx.query(insert, [marker]),
+        callbackQuery: (text, callback) => void two.pool.query(text, (error: unknown) => callback(error)),
+        close: () => two.end(),
+      };
+    },
     ownTransactions: { 'pool.getConnection() + beginTransaction()': (marker) => mysql2OwnTransaction(pool, marker) },
     poolOfOne: async () => {
       const one = await openPool({ connectionLimit: 1 });
@@ -139,6 +214,7 @@ run<import('kysely').Transaction<Marks>>('KyselyStore', ['db.transaction()'], as
     startWrite: (tx, marker) => write(tx, marker),
     globalWrite: (marker) => write(db, marker),
     globalRead: () => db.selectFrom(marks).selectAll().limit(1).execute(),
+    raw: { dialect: 'mysql', table: marks, send: (text) => sql.raw(text).execute(db) },
     ownTransactions: { 'db.transaction()': (marker) => db.transaction().execute((trx) => write(trx, marker)) },
     poolOfOne: async () => {
       const one = on(1);
@@ -177,6 +253,7 @@ run<DrizzleTx>('DrizzleStore (mysql2)', ['db.transaction()'], async () => {
     startWrite: (tx, marker) => tx.insert(drizzleMarks).values({ marker }),
     globalWrite: (marker) => db.insert(drizzleMarks).values({ marker }),
     globalRead: () => db.select().from(drizzleMarks).limit(1),
+    raw: { dialect: 'mysql', table: marks, send: (text) => db.execute(drizzleSql.raw(text)) },
     ownTransactions: {
       'db.transaction()': (marker) =>
         db.transaction(async (trx) => {
@@ -207,6 +284,7 @@ run<Knex.Transaction>('KnexStore', ['knex.transaction()', 'knex.transactionProvi
     startWrite: (tx, marker) => tx(marks).insert({ marker }),
     globalWrite: (marker) => knex(marks).insert({ marker }),
     globalRead: () => knex(marks).select('marker').limit(1),
+    raw: { dialect: 'mysql', table: marks, send: (text) => knex.raw(text) },
     ownTransactions: {
       'knex.transaction()': (marker) => knex.transaction(async (trx) => void (await trx(marks).insert({ marker }))),
       'knex.transactionProvider()': async (marker) => {
@@ -246,6 +324,7 @@ run<import('typeorm').EntityManager>(
       store: () => new TypeOrmStore({ dataSource, tableName }),
       write: (tx, marker) => tx.getRepository(Mark).insert({ marker }),
       ...typeOrmGuardWrites(dataSource, Mark),
+      raw: { dialect: 'mysql', table: marks, send: (text: string) => dataSource.query(text) },
       poolOfOne: async () => {
         const one = await on(1);
         return {
@@ -305,6 +384,7 @@ run<PrismaTx>(
       // On MySQL Prisma runs one `create` in a transaction of its own (the INSERT, then a read of the row).
       globalWrite: (marker) => create(prisma, marker),
       globalRead: () => prisma.mark.findFirst(),
+      raw: { dialect: 'mysql', table, send: (text) => prisma.$executeRawUnsafe(text) },
       ownTransactions: {
         'prisma.$transaction(fn)': (marker) => prisma.$transaction((trx: PrismaTx) => create(trx, marker)),
         'prisma.$transaction([...])': (marker) =>
@@ -339,3 +419,44 @@ run<PrismaTx>(
     };
   },
 );
+
+it('nothing of the read-only mode outlives a read: the pool serves the next request read-write', async () => {
+  const two = await openPool({ connectionLimit: 2 });
+  const secret = 'whsec_read_only_after_0123456789abcdef';
+  try {
+    const store = new MySqlStore({ pool: two, tableName: inbox() });
+    await store.migrate();
+    const event = samplePaymentPaidEvent();
+    const handle = createWebhookHandler({
+      secret,
+      store,
+      onPaymentPaid: async (paid, ctx) => {
+        await two.query('select 1');
+        await two.execute('select ?', [1]);
+        const connection = await two.getConnection();
+        try {
+          await connection.query('select 1');
+        } finally {
+          connection.release();
+        }
+        await (ctx.tx as mysql.PoolConnection).query(insert, [paid.paymentId]);
+      },
+    });
+    const { body, headers } = signWebhook({ event, secret, deliveryId: 'dl_read_only_after' });
+    expect((await handle({ method: 'POST', headers, rawBody: body })).status).toBe(200);
+    const [a, b] = await Promise.all([two.getConnection(), two.getConnection()]);
+    try {
+      for (const connection of [a, b]) {
+        const [rows] = await connection.query('select @@tx_read_only as ro');
+        expect(Number((rows as Array<{ ro: unknown }>)[0]?.ro)).toBe(0);
+        await connection.query(insert, [`after:${event.paymentId}`]);
+      }
+    } finally {
+      a.release();
+      b.release();
+    }
+    expect(await count(`after:${event.paymentId}`)).toBe(2);
+  } finally {
+    await two.end();
+  }
+});

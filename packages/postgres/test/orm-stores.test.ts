@@ -14,6 +14,9 @@ const OWN_TRANSACTIONS: Record<string, string[]> = {
   prisma: ['prisma.$transaction(fn)', 'prisma.$transaction([...])'],
 };
 
+/** The clients whose app-client statements only the text check judges (no read-only run on the server). */
+const TEXT_ONLY = new Set(['drizzlePostgresJs']);
+
 for (const open of ORM_CLIENTS) {
   describe(`ORM store (${open.name.replace(/Client$/, '')}) on PostgreSQL`, () => {
     let client: OrmClient<never>;
@@ -47,6 +50,14 @@ for (const open of ORM_CLIENTS) {
         ownTransactions: namedOwnTransactions(OWN_TRANSACTIONS[label] ?? [], () => guard().ownTransactions),
         stepwise: ['pool.connect() + BEGIN'],
         poolOfOne: () => (guard().poolOfOne as NonNullable<ReturnType<typeof guard>['poolOfOne']>)(),
+        raw: {
+          dialect: 'postgres',
+          get table() {
+            return guard().raw?.table ?? '';
+          },
+          send: (text) => (guard().raw as NonNullable<ReturnType<typeof guard>['raw']>).send(text),
+          textOnly: TEXT_ONLY.has(label),
+        },
       });
       for (const c of guardCases) it(c.name, c.run);
     });

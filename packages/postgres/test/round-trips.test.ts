@@ -1,6 +1,12 @@
-import { ormRoundTripSubject, proxyServerOf, type RoundTripSubject, roundTripCases } from '@service-pay/sql/testing';
+import {
+  appReadRoundTrips,
+  ormRoundTripSubject,
+  proxyServerOf,
+  type RoundTripSubject,
+  roundTripCases,
+} from '@service-pay/sql/testing';
 import { testServers } from '@service-pay/test-kit';
-import { afterAll, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 
 // Round trips of one delivery, counted by what the server answers (a proxy in front of it counts every
 // ReadyForQuery), for every client. The hand-rolled transaction is the yardstick: BEGIN; INSERT ... ON
@@ -12,6 +18,8 @@ const HAND_ROLLED = { fresh: 4, duplicate: 3 };
 const proxy = await proxyServerOf('postgres', 'TEST_POSTGRES_URL', testServers().postgresUrl);
 const { ORM_CLIENTS } = await import('./support/orm-clients.js');
 const { postgresFlavour, postgresJsFlavour } = await import('./support/flavours.js');
+const { openPool, uniqueName } = await import('./support/database.js');
+const { PostgresStore } = await import('../src/index.js');
 
 afterAll(() => proxy.close());
 
@@ -22,3 +30,21 @@ const subjects: Array<() => Promise<RoundTripSubject<never>>> = [
 ];
 
 for (const c of roundTripCases(proxy, 'PostgreSQL', HAND_ROLLED, subjects)) it(c.name, c.run);
+
+it("a read through the app's pool costs 3 round trips during a delivery (BEGIN READ ONLY, it, ROLLBACK), 1 outside", async () => {
+  const pool = await openPool({ max: 4 });
+  const inbox = uniqueName('rt_read_inbox');
+  try {
+    const store = new PostgresStore({ pool, tableName: inbox });
+    await store.migrate();
+    const { inside, outside } = await appReadRoundTrips(proxy, store, () => pool.query('select 1'));
+    console.info(
+      `round trips of an app read on PostgreSQL (node-postgres): inside a delivery ${inside}, outside ${outside}`,
+    );
+    expect({ inside, outside }).toEqual({ inside: 3, outside: 1 });
+  } finally {
+    await pool.query(`drop table if exists ${inbox}`);
+    await pool.query(`drop function if exists ${inbox}_claim(text)`).catch(() => {});
+    await pool.end();
+  }
+});

@@ -1,7 +1,12 @@
 import type { PGlite } from '@electric-sql/pglite';
-import { type GuardSubject, writeGuardCases } from '@service-pay/sql/testing';
-import { Kysely, PostgresDialect } from 'kysely';
-import type pg from 'pg';
+import { type GuardSubject, talkAroundTeardown, writeGuardCases } from '@service-pay/sql/testing';
+import { Kysely, sql as kyselySql, PostgresDialect } from 'kysely';
+import pg from 'pg';
+
+const { Query } = pg;
+
+import { createWebhookHandler, signWebhook } from '@service-pay/core';
+import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import postgres, { type TransactionSql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PostgresStore } from '../src/index.js';
@@ -26,10 +31,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await pool.query(`drop table if exists ${marks}, ${inbox}`);
   await pool.query(`drop function if exists ${inbox}_claim(text)`).catch(() => {});
+  for (const statement of talkAroundTeardown('postgres', marks)) await pool.query(statement);
   await pool.end();
 });
 
 const insert = `insert into ${marks} (marker) values ($1)`;
+const SECRET = 'whsec_read_only_after_0123456789abcdef';
 
 describe('PostgresStore (node-postgres): the delivery transaction is the only way to write', () => {
   const subject: GuardSubject<pg.PoolClient> = {
@@ -39,6 +46,40 @@ describe('PostgresStore (node-postgres): the delivery transaction is the only wa
     startWrite: (tx, marker) => tx.query(insert, [marker]),
     globalWrite: (marker) => pool.query(insert, [marker]),
     globalRead: () => pool.query(`select * from ${marks} limit 1`),
+    raw: { dialect: 'postgres', table: marks, send: (text) => pool.query(text) },
+    apiForms: {
+      "pool.connect() then client.query('select credit_fn($1)')": async (marker) => {
+        const client = await pool.connect();
+        try {
+          return await client.query(`select ${marks}_credit($1)`, [marker]);
+        } finally {
+          client.release();
+        }
+      },
+      'pool.query({ text, values }) of select credit_fn($1)': (marker) =>
+        pool.query({ text: `select ${marks}_credit($1)`, values: [marker] }),
+      'a submitted Query of select credit_fn($1) on a pool.connect() client': async (marker) => {
+        const client = await pool.connect();
+        try {
+          const submitted = client.query(new Query(`select ${marks}_credit($1)`, [marker]));
+          await new Promise<void>((resolve, reject) => {
+            submitted.on('end', () => resolve());
+            submitted.on('error', reject);
+          });
+        } finally {
+          client.release();
+        }
+      },
+    },
+    callbackPool: async () => {
+      const two = await openPool({ max: 2 });
+      return {
+        store: new PostgresStore({ pool: two, tableName: inbox }),
+        write: (tx, marker) => tx.query(insert, [marker]),
+        callbackQuery: (text, callback) => void two.query(text, (error: Error) => callback(error)),
+        close: () => two.end(),
+      };
+    },
     ownTransactions: {
       'pool.connect() + BEGIN': async (marker) => {
         const client = await pool.connect();
@@ -65,6 +106,42 @@ describe('PostgresStore (node-postgres): the delivery transaction is the only wa
     },
   };
   for (const c of writeGuardCases(subject)) it(c.name, c.run);
+});
+
+it('nothing of the read-only mode outlives a read: the pool serves the next request read-write', async () => {
+  const two = await openPool({ max: 2 });
+  try {
+    const store = new PostgresStore({ pool: two, tableName: inbox });
+    const event = samplePaymentPaidEvent();
+    const handle = createWebhookHandler({
+      secret: SECRET,
+      store,
+      onPaymentPaid: async (paid, ctx) => {
+        await two.query('select 1');
+        const client = await two.connect();
+        try {
+          await client.query('select 1');
+        } finally {
+          client.release();
+        }
+        await (ctx.tx as pg.PoolClient).query(insert, [paid.paymentId]);
+      },
+    });
+    const { body, headers } = signWebhook({ event, secret: SECRET, deliveryId: 'dl_read_only_after' });
+    expect((await handle({ method: 'POST', headers, rawBody: body })).status).toBe(200);
+    const [a, b] = await Promise.all([two.connect(), two.connect()]);
+    try {
+      for (const client of [a, b]) {
+        expect((await client.query('show transaction_read_only')).rows[0].transaction_read_only).toBe('off');
+        await client.query(insert, [`after:${event.paymentId}`]);
+      }
+    } finally {
+      a.release();
+      b.release();
+    }
+  } finally {
+    await two.end();
+  }
 });
 
 describe('PostgresStore (PGlite): the delivery transaction is the only way to write', () => {
@@ -112,6 +189,7 @@ describe("KyselyStore without its pool: writes through the app's db are still re
     startWrite: (tx, marker) => tx.insertInto(marks).values({ marker }).execute(),
     globalWrite: (marker) => db.withSchema('public').insertInto(marks).values({ marker }).execute(),
     globalRead: () => db.selectFrom(marks).selectAll().limit(1).execute(),
+    raw: { dialect: 'postgres', table: marks, send: (text) => kyselySql.raw(text).execute(db), textOnly: true },
     ownTransactions: {
       'db.transaction()': (marker) =>
         db.transaction().execute(async (trx) => {
@@ -149,6 +227,7 @@ describe("PostgresJsStore on guardSql's instance: the tagged template is refused
     startWrite: (tx, marker) => tx`insert into ${tx(marks)} (marker) values (${marker})`,
     globalWrite: (marker) => sql`insert into ${sql(marks)} (marker) values (${marker})`,
     globalRead: () => sql`select * from ${sql(marks)} limit 1`,
+    raw: { dialect: 'postgres', table: marks, send: (text) => sql.unsafe(text), textOnly: true },
     ownTransactions: {
       'sql.begin()': (marker) => sql.begin((t) => t`insert into ${t(marks)} (marker) values (${marker})`),
       'sql`begin` on a reserved connection': async (marker) => {

@@ -102,6 +102,12 @@ export interface SqlDialect<Table extends { readonly name: string }> {
     table: Table,
     store: string,
   ): { readonly statement: Statement; explain(rows: readonly Row[]): Error | undefined };
+  /**
+   * Optional: a failure the handler threw during a delivery, as the mistake it reveals (undefined: none).
+   * SQLite: `SQLITE_BUSY` there is a write through a second connection, waiting for the lock the
+   * delivery's own transaction holds.
+   */
+  explainHandlerError?(error: unknown, store: string): Error | undefined;
   /** Whether SQL text would end or restart the delivery's transaction (BEGIN, COMMIT, ROLLBACK, ...). */
   endsTransaction(text: unknown): boolean;
   /**

@@ -151,7 +151,12 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     await this.held.commit();
   }
 
-  async rollback(): Promise<void> {
+  async rollback(reason?: unknown): Promise<void> {
+    // A failure of the handler's that reveals a write beside ctx.tx (SQLite's SQLITE_BUSY from a second
+    // connection) becomes the delivery's refusal, reported in place of the driver's own words.
+    const explained =
+      reason === undefined ? undefined : this.context.dialect.explainHandlerError?.(reason, this.context.store);
+    if (explained !== undefined) void this.scope.refuse(explained);
     this.scope.end();
     if (this.#ended) return;
     this.#ended = true;

@@ -24,16 +24,26 @@ export { HeldSession, type HeldSessionContext } from './held-session.js';
 export { oneConnection } from './one-connection.js';
 export { PendingQueries, QueryNotAwaitedError } from './pending-queries.js';
 export {
+  answeredCallback,
   type Checkout,
+  callerBound,
   checkoutDelivery,
   guardPoolQueries,
-  type QueryJudge,
+  type QuerySend,
   type RunningDelivery,
 } from './pool-guard.js';
 export { IN_PROGRESS_RETRY_MS, milliseconds, PRUNE_BATCH, pruneAge } from './prune-age.js';
+export { MARIADB_READ_ONLY_PREFIX } from './read-only-prefix.js';
 export { INTERRUPT_GRACE_MS, ROLLBACK_GRACE_MS, rollBackInterrupting } from './rollback-escalation.js';
 export { type SqlBinding, SqlStore, type SqlStoreApi } from './sql-store.js';
-export { type StatementKind, statementKind, statementRefusal } from './statement-kind.js';
+export {
+  isReadOnlyRefusal,
+  type SqlDialectName,
+  type StatementKind,
+  serverRefusal,
+  statementKind,
+  statementRefusal,
+} from './statement-kind.js';
 export {
   DEFAULT_TABLE_NAME,
   type InboxTableName,

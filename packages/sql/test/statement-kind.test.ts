@@ -22,6 +22,25 @@ describe('statementKind, the one classifier of the write guard', () => {
     'select * from orders for key share skip locked',
     'SELECT * FROM t LOCK IN SHARE MODE',
     'select 1; insert into t values (1)',
+    // Not plainly a read: refused whatever it would do (default-deny).
+    'call credit($1)',
+    'do $$ begin insert into t values (1); end $$',
+    'explain analyze insert into t values (1)',
+    'EXPLAIN (ANALYZE) DELETE FROM t',
+    'prepare p (text) as insert into t values ($1); execute p(1)',
+    'execute p(1)',
+    'set role admin',
+    'vacuum t',
+    'select 1 into t2',
+    '/* /* */ */ insert into t values (1)',
+    'select 5 # 3; insert into t values (1)',
+    'select 1 as a$$; insert into t values (1); select 1 as b$$',
+    "select '\\' as a; insert into t values (1); select 1 -- '",
+    '/*! insert into t values (1) */',
+    '/*M! insert into t values (1) */',
+    'select 1 /*! , (select 1 from t for update) */',
+    "select 'left open",
+    '/* left open',
   ])('a write: %s', (text) => {
     expect(statementKind(text)).toBe('write');
   });
@@ -35,12 +54,15 @@ describe('statementKind, the one classifier of the write guard', () => {
     '-- insert into t\nselect 1',
     '/* delete from t */ select 1',
     'with x as (select 1) select * from x',
-    'select $$ delete from t $$',
-    'select $tag$ update t $tag$',
     "select 'it''s; insert' from t",
     'select deleted_at, updated from t',
     'explain select 1',
     'show server_version',
+    'values (1), (2)',
+    'select credit($1)',
+    'select 1;',
+    '(select 1) union (select 2)',
+    "select E'it\\'s' from t",
     '',
   ])('a read: %s', (text) => {
     expect(statementKind(text)).toBe('read');
@@ -53,9 +75,24 @@ describe('statementKind, the one classifier of the write guard', () => {
     },
   );
 
-  it('takes what is not text (a prepared object without its text) as a read', () => {
-    expect(statementKind(undefined)).toBe('read');
-    expect(statementKind({ name: 'q1' })).toBe('read');
+  it('takes what is not text (a prepared object without its text) as no plain read', () => {
+    expect(statementKind(undefined)).toBe('write');
+    expect(statementKind({ name: 'q1' })).toBe('write');
+  });
+
+  it('ends a transaction with COMMIT or ROLLBACK: nothing written by itself', () => {
+    for (const text of ['COMMIT', 'rollback', 'end']) expect(statementKind(text)).toBe('end');
+  });
+
+  it('reads PostgreSQL dollar quotes as literals on PostgreSQL only', () => {
+    expect(statementKind('select $$ delete from t $$', 'postgres')).toBe('read');
+    expect(statementKind('select $tag$ update t $tag$', 'postgres')).toBe('read');
+    expect(statementKind('select $$ delete from t $$')).toBe('write');
+  });
+
+  it('reads a text by the dialect given: # is a comment on MySQL, an operator on PostgreSQL', () => {
+    expect(statementKind('select 5 # 3; insert into t values (1)', 'mysql')).toBe('read');
+    expect(statementKind('select 5 # 3; insert into t values (1)', 'postgres')).toBe('write');
   });
 });
 

@@ -43,7 +43,7 @@ describe('SqliteStore: the credit written through another connection during a de
     return (await handler(credit)({ method: 'POST', headers, rawBody: body })).status;
   };
 
-  it('is never credited: every attempt fails with SQLITE_BUSY once the busy timeout has passed', async () => {
+  it('is never credited: every attempt fails once the busy timeout has passed, named as a write beside ctx.tx', async () => {
     // A short busy timeout keeps the test fast; better-sqlite3's default (5 s) only makes each attempt block
     // the process longer before the same answer.
     const other = open(folder.file('shop.db'));
@@ -55,7 +55,18 @@ describe('SqliteStore: the credit written through another connection during a de
     errors.length = 0;
     for (let attempt = 0; attempt < 3; attempt++) expect(await send(viaOther, paid)).toBe(500);
     expect(credits(paid.paymentId)).toBe(0);
-    expect(errors.map((e) => (e as { code?: unknown }).code)).toEqual(['SQLITE_BUSY', 'SQLITE_BUSY', 'SQLITE_BUSY']);
+    expect(errors.map((e) => (e as { code?: unknown }).code)).toEqual([
+      'WRITE_OUTSIDE_TRANSACTION',
+      'WRITE_OUTSIDE_TRANSACTION',
+      'WRITE_OUTSIDE_TRANSACTION',
+    ]);
+    // The driver's own error stays the cause: SQLITE_BUSY, "database is locked".
+    expect(errors.map((e) => (e as { cause?: { code?: unknown } }).cause?.code)).toEqual([
+      'SQLITE_BUSY',
+      'SQLITE_BUSY',
+      'SQLITE_BUSY',
+    ]);
+    expect(String((errors[0] as Error).message)).toMatch(/ctx\.tx/);
     // Reads through it are fine meanwhile (WAL): only a write waits for the delivery's lock.
     const readsOther = (tx: Database.Database, paymentId: string) => {
       other.prepare('select count(*) from credits').get();

@@ -4,7 +4,7 @@ import { Kysely, SqliteDialect, type Transaction } from 'kysely';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { SqliteStore } from '../src/index.js';
 import { KyselyStore } from '../src/kysely.js';
-import { open, scratchFolder } from './support/database.js';
+import { open, open as openFile, scratchFolder } from './support/database.js';
 
 /**
  * The write guard's cases on SQLite. Here the app's client is the store's own connection, the delivery's
@@ -50,6 +50,17 @@ function run<Tx>(name: string, forms: string[], open: () => Omit<GuardSubject<Tx
       ownTransactions: namedOwnTransactions(forms, () => subject.ownTransactions),
       joinsDelivery: true,
       count,
+      secondConnectionWrite: async (marker) => {
+        // The app's second connection to the same file; a short busy timeout keeps the case quick (the
+        // driver's default, 5 s, is waited the same way).
+        const second = openFile(file);
+        try {
+          second.pragma('busy_timeout = 50');
+          second.prepare('insert into marks (marker) values (?)').run(marker);
+        } finally {
+          second.close();
+        }
+      },
     });
     for (const c of cases) it(c.name, c.run);
   });

@@ -4,10 +4,13 @@ import {
   type Checkout,
   checkoutDelivery,
   guardPoolQueries,
-  type QueryJudge,
+  isReadOnlyRefusal,
+  type RunningDelivery,
+  serverRefusal,
   statementKind,
   statementRefusal,
 } from '@service-pay/sql';
+import { readOnlyStatement, sqlTextOf } from './read-only-statement.js';
 
 /**
  * What the store uses of a pool of the `mariadb` driver (`mariadb.createPool(...)`, the pool
@@ -70,7 +73,9 @@ export function isMariaDbPool(value: unknown): value is MariaDbPoolLike {
  */
 export function guardMariaDbPool(pool: MariaDbPoolLike, scope: object, store: string): void {
   const guard = clientGuard(pool, scope, store);
-  const checkout = guardPoolQueries(pool, guard, ['query', 'execute', 'batch'], judge);
+  const checkout = guardPoolQueries(pool, guard, ['query', 'execute', 'batch'], (inside, args, original, via) =>
+    inside === undefined ? original(...args) : send(inside, args, original, via),
+  );
   wrapMethod(pool, 'getConnection', (original, args) => {
     const kind = checkout();
     // A checkout the app makes in a delivery (Prisma's own transaction for one `create`) holds the
@@ -114,10 +119,20 @@ function guardConnection(connection: object, guard: ClientGuard, kind: Checkout,
           if (inside !== undefined) {
             return inside.delivery.refuse(new OwnTransactionError(inside.store, 'beginTransaction()'));
           }
-        } else if (statementKind(textOf(args)) !== 'transaction') {
-          const refused = judge(inside, args, `a connection of pool.getConnection()'s ${method}`);
+        } else if (inside !== undefined) {
+          const call = (...a: unknown[]) => (original as (...a: unknown[]) => unknown).apply(this, a);
+          const kind = statementKind(sqlTextOf(args[0]), 'mysql');
+          // Prisma opens a transaction of its own for one `create` or `update`: in a delivery it is opened
+          // read-only, so a write inside it fails on the server, however it is spelled.
+          if (
+            kind === 'transaction' &&
+            /^\s*(?:begin|start\s+transaction)\s*;?\s*$/i.test(String(sqlTextOf(args[0])))
+          ) {
+            return call('START TRANSACTION READ ONLY', ...args.slice(1));
+          }
+          const answer = send(inside, args, call, `a connection of pool.getConnection()'s ${method}`);
           judged();
-          if (refused !== undefined) return refused.answer;
+          return answer;
         }
         return (original as (...a: unknown[]) => unknown).apply(this, args);
       },
@@ -125,18 +140,33 @@ function guardConnection(connection: object, guard: ClientGuard, kind: Checkout,
   }
 }
 
-/** The SQL text of a `mariadb` call: a string, or an object's `sql`. */
-function textOf(args: unknown[]): unknown {
-  const first = args[0] as { sql?: unknown } | string | null | undefined;
-  return typeof first === 'string' ? first : first?.sql;
+/**
+ * A `mariadb` promise call made in a delivery: refused unless plainly a read (a `COMMIT` or `ROLLBACK`
+ * passes as it is), a read sent read-only, the server's read-only error answered as the delivery's
+ * refusal; the delivery's commit waits for the answer.
+ */
+function send(
+  inside: RunningDelivery,
+  args: unknown[],
+  original: (...args: unknown[]) => unknown,
+  via: string,
+): unknown {
+  const text = sqlTextOf(args[0]);
+  const error = statementRefusal(inside.store, text, via, 'mysql');
+  if (error !== undefined) return inside.delivery.refuse(error);
+  if (statementKind(text, 'mysql') === 'end') return original(...args);
+  const answer = (original(readOnlyStatement(args[0]), ...args.slice(1)) as Promise<unknown>).then(
+    undefined,
+    (failure: unknown) => {
+      if (!isReadOnlyRefusal(failure)) throw failure;
+      const refusal = serverRefusal(inside.store, text, via);
+      void inside.delivery.refuse(refusal);
+      throw refusal;
+    },
+  );
+  inside.delivery.hold(answer);
+  return answer;
 }
-
-/** The refusal of a `mariadb` promise call made in a delivery, or undefined to let it run. */
-const judge: QueryJudge = (inside, args, via) => {
-  if (inside === undefined) return undefined;
-  const error = statementRefusal(inside.store, textOf(args), via);
-  return error === undefined ? undefined : { answer: inside.delivery.refuse(error) };
-};
 
 /**
  * A `mariadb` pool's state from its public counters. The driver shows no public limit on connections:

@@ -79,6 +79,7 @@ export function kyselyClient() {
       statement: (tx, text) => sql.raw(text).execute(tx),
       writeInOwnTransaction: ownTransaction,
       guard: {
+        raw: { dialect: 'postgres', table: marks, send: (text) => sql.raw(text).execute(db) },
         lazy: false,
         startWrite: (tx, marker) => tx.insertInto(marks).values({ marker }).execute(),
         globalWrite: (marker) => db.insertInto(marks).values({ marker }).execute(),
@@ -136,6 +137,12 @@ function drizzleClient(flavour: 'node-postgres' | 'postgres.js') {
         : {}),
       writeInOwnTransaction: ownTransaction,
       guard: {
+        raw: {
+          dialect: 'postgres',
+          table: marks,
+          send: (text) => db.execute(drizzleSql.raw(text)),
+          textOnly: flavour === 'postgres.js',
+        },
         lazy: true,
         startWrite: (tx, marker) => tx.insert(table).values({ marker }),
         globalWrite: (marker) => db.insert(table).values({ marker }),
@@ -199,6 +206,7 @@ export function knexClient() {
       raw: (tx, text) => tx.raw(text),
       writeInOwnTransaction: ownTransaction,
       guard: {
+        raw: { dialect: 'postgres', table: marks, send: (text) => knex.raw(text) },
         lazy: true,
         startWrite: (tx, marker) => tx(marks).insert({ marker }),
         globalWrite: (marker) => knex(marks).insert({ marker }),
@@ -253,6 +261,7 @@ export function typeOrmClient() {
           await manager.getRepository(Mark).insert({ marker });
         }),
       guard: {
+        raw: { dialect: 'postgres', table: marks, send: (text) => dataSource.query(text) },
         ...typeOrmGuardWrites(dataSource, Mark),
         poolOfOne: async () => {
           const one = await new DataSource({
@@ -320,6 +329,7 @@ export function prismaClient() {
       raw: (tx, text) => tx.$queryRawUnsafe(text),
       writeInOwnTransaction: ownTransaction,
       guard: {
+        raw: { dialect: 'postgres', table, send: (text) => prisma.$executeRawUnsafe(text) },
         lazy: true,
         startWrite: (tx, marker) => tx.mark.create({ data: { marker } }),
         globalWrite: (marker) => prisma.mark.create({ data: { marker } }),

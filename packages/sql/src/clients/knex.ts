@@ -2,7 +2,8 @@ import type { StorePoolState } from '@service-pay/core';
 import { clientGuard, refusedValue, refuseOwnTransactions, wrapMethod } from '@service-pay/core/node';
 import type { Knex } from 'knex';
 import { answered, runThrough, type SqlClient, type Statement } from '../client.js';
-import { statementRefusal } from '../statement-kind.js';
+import { MARIADB_READ_ONLY_PREFIX } from '../read-only-prefix.js';
+import { isReadOnlyRefusal, serverRefusal, statementKind, statementRefusal } from '../statement-kind.js';
 import { clientOption } from './option.js';
 
 /**
@@ -100,6 +101,36 @@ function guardKnexQueries(knex: Knex, scope: object, store: string): void {
     const error = statementRefusal(inside.store, sqlOf(args[0]), 'knex');
     if (error === undefined) return original(...args);
     return refusedValue(inside.delivery.refuse(error));
+  });
+  // What the runner let through is plainly a read: it runs where the server refuses writes.
+  const dialect = String((knex.client as { dialect?: unknown }).dialect ?? '');
+  wrapMethod(client, 'query', (original, args) => {
+    const inside = guard.running();
+    const [connection, query] = args as [{ query?: unknown }, { sql?: unknown } | string];
+    const text = typeof query === 'string' ? query : query?.sql;
+    if (inside === undefined || statementKind(text) === 'end') return original(...args);
+    const mapped = (failure: unknown) => {
+      if (!isReadOnlyRefusal(failure)) throw failure;
+      const refusal = serverRefusal(inside.store, text, 'knex');
+      void inside.delivery.refuse(refusal);
+      throw refusal;
+    };
+    let answer: Promise<unknown>;
+    if (dialect === 'postgresql' && typeof connection?.query === 'function') {
+      // node-postgres queues the three in order on the connection Knex acquired for this query.
+      const send = (sql: string) => (connection.query as (s: string) => Promise<unknown>).call(connection, sql);
+      void send('BEGIN READ ONLY').catch(() => {});
+      answer = (original(...args) as Promise<unknown>).then(undefined, mapped);
+      void send('ROLLBACK').catch(() => {});
+    } else if (dialect === 'mysql' && typeof text === 'string') {
+      const readOnly =
+        typeof query === 'string'
+          ? MARIADB_READ_ONLY_PREFIX + text
+          : { ...query, sql: MARIADB_READ_ONLY_PREFIX + text };
+      answer = (original(connection, readOnly, ...args.slice(2)) as Promise<unknown>).then(undefined, mapped);
+    } else return original(...args);
+    inside.delivery.hold(answer);
+    return answer;
   });
 }
 

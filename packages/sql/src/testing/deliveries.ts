@@ -120,6 +120,40 @@ export async function deliveryRoundTrips<Tx>(
 }
 
 /**
+ * What a read through the app's own client costs in round trips, counted by `proxy`: `outside` a
+ * delivery, and `inside` one of `store` (where the guard runs it read-only on the server).
+ *
+ * @example
+ * ```ts
+ * const { inside, outside } = await appReadRoundTrips(proxy, store, () => pool.query('select 1'));
+ * ```
+ */
+export async function appReadRoundTrips<Tx>(
+  proxy: RoundTripProxy,
+  store: TransactionalStore<Tx>,
+  read: () => PromiseLike<unknown>,
+): Promise<{ inside: number; outside: number }> {
+  const counted = async (work: () => PromiseLike<unknown>) => {
+    const before = proxy.count;
+    await work();
+    return proxy.count - before;
+  };
+  await read();
+  const outside = await counted(read);
+  const draft = draftOf('p_read');
+  const claim = await store.begin(`read:${Math.random()}`, 'fp', draft);
+  if (claim.state !== 'claimed') throw new Error(`expected a claim, got ${claim.state}`);
+  let inside = 0;
+  const scope = claim.session.scope;
+  const run = scope === undefined ? (work: () => Promise<void>) => work() : scope.run.bind(scope);
+  await run(async () => {
+    inside = await counted(read);
+  });
+  await claim.session.commit({ outcome: 'credited', ...draft });
+  return { inside, outside };
+}
+
+/**
  * How each named store's `begin` ends, as one line each: `claimed`, or the error's `name: message` (the
  * missing-table messages are what the tests read).
  *

@@ -8,6 +8,7 @@ import {
 } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { lateUseCases } from './late-use-cases.js';
+import { MYSQL_TALK_AROUND, POSTGRES_TALK_AROUND, talkAroundSetup } from './talk-around.js';
 
 /**
  * One client under the write guard's cases: a store on the app's client, the credit through `ctx.tx`, the
@@ -49,6 +50,41 @@ export interface GuardSubject<Tx> {
    * connection there is, so its case does not apply.
    */
   joinsDelivery?: boolean;
+  /**
+   * The app's client's raw-text API (`pool.query(text)`, `knex.raw(text)`, `sql.unsafe(text)`, ...), for
+   * the spellings a text check alone was talked around by (a function that inserts, `CALL`, `DO`, an
+   * executable comment, ...): each is refused during a delivery, 0 credits.
+   */
+  raw?: {
+    readonly dialect: 'postgres' | 'mysql';
+    /** The marks table, as the forms name it. */
+    readonly table: string;
+    send(text: string): PromiseLike<unknown>;
+    /**
+     * The client's statements cannot be run read-only on the server (only the text check holds): the
+     * forms only the server can refuse are its known gap, said in the README, and not run.
+     */
+    readonly textOnly?: boolean;
+  };
+  /**
+   * SQLite: the credit through a second connection to the database file (not the one the store was
+   * given), which waits for the delivery's write lock and fails with SQLITE_BUSY.
+   */
+  secondConnectionWrite?(marker: string): PromiseLike<unknown>;
+  /** Further talk-around forms through the client's own API (mysql2's `pool.execute`, `conn.prepare`). */
+  apiForms?: Record<string, (marker: string) => PromiseLike<unknown>>;
+  /**
+   * Optional: a store and the app's callback API on a fresh pool of TWO connections, for the callback
+   * cases (a callback runs in its caller's context: a callback-style write in a handler is refused, a
+   * plain request on a connection opened during a delivery is never judged by it).
+   */
+  callbackPool?(): Promise<{
+    store: TransactionalStore<Tx>;
+    write(tx: Tx, marker: string): Promise<unknown>;
+    /** The client's callback form: `pool.query(text, (error) => ...)`. */
+    callbackQuery(text: string, callback: (error: unknown) => void): void;
+    close(): Promise<void>;
+  }>;
   /**
    * Optional: a store and the app's client on a pool of ONE connection, for the interleaving case (a
    * delivery and a plain request on the same pool: only the delivery's write is refused).
@@ -260,6 +296,135 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
       expect((await subject.count(event.paymentId)) === 1, 'exactly one credit');
     });
 
+  const raw = subject.raw;
+  if (raw !== undefined) {
+    const forms = raw.dialect === 'postgres' ? POSTGRES_TALK_AROUND : MYSQL_TALK_AROUND;
+    let ready: Promise<void> | undefined;
+    const setUp = () => {
+      ready ??= (async () => {
+        for (const statement of talkAroundSetup(raw.dialect, raw.table)) await raw.send(statement);
+      })();
+      return ready;
+    };
+    for (const form of forms) {
+      if (form.server === true && raw.textOnly === true) continue;
+      add(`a credit spelled \`${form.name}\` through the app client is refused, caught or not: 0 credits`, async () => {
+        await setUp();
+        if (form.multi !== true) {
+          const outside = `outside:${samplePaymentPaidEvent().paymentId}`;
+          await raw.send(form.text(raw.table, outside));
+          expect((await subject.count(outside)) === 1, `\`${form.name}\` to credit outside a delivery`);
+        }
+        await refusedTwice(subject, (marker) => raw.send(form.text(raw.table, marker)), form.name);
+      });
+    }
+  }
+  for (const [name, write] of Object.entries(subject.apiForms ?? {})) {
+    add(`a credit through the app client's ${name} is refused, caught or not: 0 credits`, async () => {
+      await refusedTwice(subject, write, name);
+    });
+  }
+
+  const secondConnection = subject.secondConnectionWrite;
+  if (secondConnection !== undefined) {
+    add(
+      'a credit through a second connection is refused with a message naming ctx.tx, not "database is locked"',
+      async () => {
+        const event = samplePaymentPaidEvent();
+        let calls = 0;
+        const { handle, logged, codeOf } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+          calls += 1;
+          if (calls <= 2) await secondConnection(paid.paymentId);
+          else await subject.write(ctx.tx, paid.paymentId);
+        });
+        for (const attempt of [1, 2]) {
+          expect((await handle(delivery(event))).status === 500, `attempt ${attempt} to answer 500`);
+          if (attempt > 1) continue;
+          expect(codeOf() === 'WRITE_OUTSIDE_TRANSACTION', `WRITE_OUTSIDE_TRANSACTION, got ${String(codeOf())}`);
+          const message = String((logged.at(-1)?.err as Error | undefined)?.message);
+          expect(
+            /ctx\.tx/.test(message) && /second connection/.test(message),
+            `the message to name the mistake: ${message}`,
+          );
+        }
+        expect((await subject.count(event.paymentId)) === 0, 'no credit through the second connection');
+        expect((await handle(delivery(event))).status === 200, 'the retry through ctx.tx to credit');
+        expect((await subject.count(event.paymentId)) === 1, 'exactly one credit');
+      },
+    );
+  }
+
+  const callbackPool = subject.callbackPool;
+  if (callbackPool !== undefined && raw !== undefined) {
+    // The table is read when a case runs: a subject may open its client after the cases are listed.
+    const insertText = (marker: string) => `insert into ${raw.table} (marker) values ('${marker}')`;
+    const readText = () => `select marker from ${raw.table} limit 1`;
+    const query = (pool: Awaited<ReturnType<typeof callbackPool>>, text: string) =>
+      new Promise<void>((resolve, reject) => pool.callbackQuery(text, (error) => (error ? reject(error) : resolve())));
+
+    add(
+      "a callback-style write inside a read callback is refused (the callback runs in its caller's context)",
+      async () => {
+        const pool = await callbackPool();
+        try {
+          // Connections opened outside any delivery: their answers arrive in the context that opened them.
+          await Promise.all([query(pool, readText()), query(pool, readText())]);
+          const event = samplePaymentPaidEvent();
+          const { handle, codeOf } = handlerOn<Tx>(pool.store, async (paid) => {
+            await new Promise<void>((resolve, reject) =>
+              pool.callbackQuery(readText(), (error) => {
+                if (error) return reject(error);
+                pool.callbackQuery(insertText(paid.paymentId), (inner) => (inner ? reject(inner) : resolve()));
+              }),
+            );
+          });
+          for (const attempt of [1, 2]) {
+            expect((await handle(delivery(event))).status === 500, `attempt ${attempt} to answer 500`);
+            if (attempt === 1)
+              expect(codeOf() === 'WRITE_OUTSIDE_TRANSACTION', `WRITE_OUTSIDE_TRANSACTION, got ${String(codeOf())}`);
+          }
+          expect((await subject.count(event.paymentId)) === 0, 'no credit from the callback');
+        } finally {
+          await pool.close();
+        }
+      },
+    );
+
+    add('a plain request on a connection opened during a delivery is not judged by it; both succeed', async () => {
+      const pool = await callbackPool();
+      try {
+        const event = samplePaymentPaidEvent();
+        const audit = `audit:${event.paymentId}`;
+        let entered: () => void = () => {};
+        const inside = new Promise<void>((resolve) => (entered = resolve));
+        let release: () => void = () => {};
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        const { handle } = handlerOn<Tx>(pool.store, async (paid, ctx) => {
+          // The store holds one connection; this read opens the second, in the delivery's context.
+          await query(pool, readText());
+          entered();
+          await gate;
+          await pool.write(ctx.tx, paid.paymentId);
+        });
+        const answered = handle(delivery(event));
+        await inside;
+        // The plain request, outside any delivery, gets the connection the delivery opened.
+        await new Promise<void>((resolve, reject) =>
+          pool.callbackQuery(readText(), (error) => {
+            if (error) return reject(error);
+            pool.callbackQuery(insertText(audit), (inner) => (inner ? reject(inner) : resolve()));
+          }),
+        );
+        release();
+        expect((await answered).status === 200, 'the innocent delivery to credit');
+        expect((await subject.count(audit)) === 1, 'the plain request write to land');
+        expect((await subject.count(event.paymentId)) === 1, 'exactly one credit');
+      } finally {
+        await pool.close();
+      }
+    });
+  }
+
   const poolOfOne = subject.poolOfOne;
   if (poolOfOne !== undefined) {
     add('on a pool of one, a delivery and a plain request interleave: only the delivery write is refused', async () => {
@@ -301,6 +466,37 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
   }
   cases.push(...lateUseCases(subject));
   return cases;
+}
+
+/**
+ * A credit through the app client `write`, twice: attempt 1 awaits it and fails, attempt 2 catches its
+ * error and returns. Both are refused (500, the refusal's code), and nothing is credited.
+ */
+async function refusedTwice<Tx>(
+  subject: GuardSubject<Tx>,
+  write: (marker: string) => PromiseLike<unknown>,
+  name: string,
+): Promise<void> {
+  const event = samplePaymentPaidEvent();
+  let calls = 0;
+  const { handle, codeOf } = handlerOn<Tx>(subject.store(), async (paid) => {
+    calls += 1;
+    if (calls === 1) {
+      await write(paid.paymentId);
+      throw new Error('the first attempt fails after its write');
+    }
+    await Promise.resolve(write(paid.paymentId)).then(undefined, () => {});
+  });
+  const refusals = ['WRITE_OUTSIDE_TRANSACTION', 'OWN_TRANSACTION_IN_HANDLER'];
+  for (const attempt of [1, 2]) {
+    const answer = await handle(delivery(event));
+    expect(answer.status === 500, `attempt ${attempt} of ${name} to answer 500, got ${answer.status}`);
+    // The caught refusal's own error is the pipeline's to log; its answer and the count are what hold here.
+    if (attempt === 1) {
+      expect(refusals.includes(String(codeOf())), `a refusal's code for ${name}, got ${String(codeOf())}`);
+    }
+  }
+  expect((await subject.count(event.paymentId)) === 0, `no credit through ${name}`);
 }
 
 /** A TypeORM repository of marks (`{ marker }` rows), as the guard's cases write and read it. */

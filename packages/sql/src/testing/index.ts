@@ -2,6 +2,7 @@ export { autoMigrateCases, type EmptyDatabaseSubject } from './auto-migrate-case
 export { deadlockTables, deadlockWithDelivery, type OtherConnection } from './deadlock.js';
 export {
   answerBeforeRollback,
+  appReadRoundTrips,
   assertMissingInbox,
   beginFailures,
   type CreditingStore,
@@ -22,3 +23,10 @@ export {
 export { type LateUseCase, type LateUseSubject, lateUseCases } from './late-use-cases.js';
 export { type OrmClient, type OrmDatabase, type OrmStore, ormStoreCases, ormStoreSuite } from './orm-store-cases.js';
 export { proxyServerOf, type RoundTripProxy, startRoundTripProxy, type WireProtocol } from './round-trip-proxy.js';
+export {
+  MYSQL_TALK_AROUND,
+  POSTGRES_TALK_AROUND,
+  type TalkAroundForm,
+  talkAroundSetup,
+  talkAroundTeardown,
+} from './talk-around.js';

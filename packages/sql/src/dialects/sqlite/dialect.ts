@@ -1,3 +1,4 @@
+import { WriteOutsideTransactionError } from '@service-pay/core/node';
 import { MissingTableError, migrateAdvice } from '../../auto-migrate.js';
 import { type Row, type StatementResult, statement } from '../../client.js';
 import type { ClaimResult, SqlDialect } from '../../dialect.js';
@@ -38,6 +39,7 @@ export const sqliteDialect: SqlDialect<TableName> = {
   deleted: (result: StatementResult) => result.affected,
   interrupt: () => undefined,
   explainError: (error, table, store, autoMigrate) => explainSqliteError(error, table.name, store, autoMigrate),
+  explainHandlerError: (error, store) => (isSqliteBusy(error) ? secondConnectionError(store, error) : undefined),
   endsTransaction: endsSqliteTransaction,
 };
 
@@ -63,6 +65,21 @@ function sqliteCodes(error: unknown): string[] {
     value = value.cause as typeof value;
   }
   return codes;
+}
+
+/**
+ * `SQLITE_BUSY` in a handler: the delivery's transaction holds the database's write lock, so a write sent
+ * through another connection to the same file waits for it (that connection's busy timeout) and fails; it
+ * could only ever commit apart from the delivery. Said as the write guard says it, naming `ctx.tx`.
+ */
+function secondConnectionError(store: string, cause: unknown): Error {
+  const error = new WriteOutsideTransactionError(
+    store,
+    'a second connection to the database file, which waited for the write lock this delivery holds and ' +
+      'failed with SQLITE_BUSY, "database is locked"',
+  );
+  (error as { cause?: unknown }).cause = cause;
+  return error;
 }
 
 /** A missing inbox table is a setup mistake: say the fix instead of "no such table". */
