@@ -66,8 +66,9 @@ function isDeliveryId(v: string): boolean {
  * payload against spec 2.3, `X-Service-Event` against the body, and a `dl_` delivery id. Rejects only with
  * a `WebhookError`; an authentic event of another type rejects with code `UNSUPPORTED_EVENT` (status 200).
  *
- * The options are checked on the first call with an options object and again only when that object
- * changed (a new secret, list entry, tolerance or clock): keep one object for all calls, as the handler does.
+ * The options are checked the first time a secret (or rotation list) is seen with its tolerance and clock,
+ * and again whenever one of them differs; an options object written inline on every call costs no more than
+ * one kept for all calls.
  *
  * This does not deduplicate: use `createWebhookHandler` (or an adapter) for exactly-once handling.
  *
