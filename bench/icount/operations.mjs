@@ -9,6 +9,16 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 export const OPERATIONS = {
   verify: { script: 'memory-path.mjs', budget: true, what: '`verifyWebhook` (standalone), one valid delivery' },
+  'verify-inline': {
+    script: 'memory-path.mjs',
+    budget: true,
+    what: '`verifyWebhook` with `{ secret }` written inline (a fresh object per call)',
+  },
+  'verify-rotating': {
+    script: 'memory-path.mjs',
+    budget: true,
+    what: '`verifyWebhook` with `{ secret: [new, old] }` inline, the old secret signing',
+  },
   'handler-verify': {
     script: 'memory-path.mjs',
     budget: false,
@@ -20,6 +30,11 @@ export const OPERATIONS = {
   redis: { script: 'redis-store.mjs', budget: true, what: 'handler + `RedisDedupeStore` (in-process client), fresh' },
   'redis-duplicate': { script: 'redis-store.mjs', budget: true, what: 'the same, duplicate' },
   check: { script: 'memory-path.mjs', budget: false, what: 'hand-rolled check (HMAC, compare, window, JSON.parse)' },
+  'check-rotating': {
+    script: 'memory-path.mjs',
+    budget: false,
+    what: 'hand-rolled check with two secrets, the second signing',
+  },
   'check-map': { script: 'memory-path.mjs', budget: false, what: 'hand-rolled check + `Map`, fresh' },
   'check-map-duplicate': { script: 'memory-path.mjs', budget: false, what: 'hand-rolled check + `Map`, duplicate' },
 };
