@@ -28,8 +28,11 @@ baselines.lines[COUNTED_LINE] ??= { node: COUNTED.version, operations: {} };
 /** This line's counts, and the release they were counted on. */
 const baseline = baselines.lines[COUNTED_LINE];
 const named = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+// Named: those. Else the every-line operations and the budgeted ones this line's baseline holds.
 const names = Object.keys(OPERATIONS).filter(
-  (name) => OPERATIONS[name].budget && (named.length === 0 || named.includes(name)),
+  (name) =>
+    OPERATIONS[name].budget &&
+    (named.length > 0 ? named.includes(name) : OPERATIONS[name].everyLine || baseline.operations[name] !== undefined),
 );
 if (named.some((name) => !names.includes(name))) {
   console.error(
@@ -67,6 +70,15 @@ for (const name of names) {
   const limit = baselines.tolerances?.[name] ?? tolerance;
   const { now, counts } = await steadyCount(name, was, limit);
   rows.push({ name, was, now, counts, limit, change: was === undefined ? undefined : now / was - 1 });
+  if (update) {
+    // Written as each count lands, so that a run cut short keeps what it counted. Read again first: the
+    // lines are counted side by side, and each writes only its own.
+    const latest = JSON.parse(readFileSync(baselinePath, 'utf8'));
+    latest.lines[COUNTED_LINE] ??= { node: COUNTED.version, operations: {} };
+    latest.lines[COUNTED_LINE].operations[name] = now;
+    latest.lines[COUNTED_LINE].node = COUNTED.version;
+    writeFileSync(baselinePath, `${JSON.stringify(latest, null, 2)}\n`);
+  }
 }
 
 const pct = (change) => (change === undefined ? 'new' : `${change >= 0 ? '+' : ''}${(change * 100).toFixed(2)}%`);
@@ -86,12 +98,6 @@ for (const { name, was, now, counts, change, limit } of rows) {
 }
 
 if (update) {
-  // Read again: the lines are counted side by side, and each writes only its own.
-  const latest = JSON.parse(readFileSync(baselinePath, 'utf8'));
-  latest.lines[COUNTED_LINE] ??= { node: COUNTED.version, operations: {} };
-  for (const { name, now } of rows) latest.lines[COUNTED_LINE].operations[name] = now;
-  latest.lines[COUNTED_LINE].node = COUNTED.version;
-  writeFileSync(baselinePath, `${JSON.stringify(latest, null, 2)}\n`);
   console.log(`baseline written: ${baselinePath}`);
   process.exit(0);
 }
