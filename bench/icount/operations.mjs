@@ -1,6 +1,7 @@
 // Every operation `pnpm bench:icount` counts: which script runs it, and whether CI holds it to a budget
-// (bench/icount/baseline.json): `everyLine` ones on every supported Node line, the other budgeted ones on the
-// lines whose baseline holds them (a valgrind count costs minutes, and CI counts each line). The others are references (what a hand-rolled receiver costs), counted for
+// (bench/icount/baseline.json): `everyLine` ones (verification, however it is called) on every supported Node
+// line, the other budgeted ones on the lines whose baseline holds them: a valgrind count costs about a
+// minute of CPU, and CI counts each line inside its time. The others are references (what a hand-rolled receiver costs), counted for
 // the ratios and free to move with Node.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,10 +36,9 @@ export const OPERATIONS = {
   handler: {
     script: 'memory-path.mjs',
     budget: true,
-    everyLine: true,
     what: 'handler + `MemoryDedupeStore`, fresh payment',
   },
-  'handler-duplicate': { script: 'memory-path.mjs', budget: true, everyLine: true, what: 'the same, duplicate' },
+  'handler-duplicate': { script: 'memory-path.mjs', budget: true, what: 'the same, duplicate' },
   'fetch-handler': { script: 'fetch-handler.mjs', budget: true, what: '`createFetchHandler` + memory store, fresh' },
   redis: { script: 'redis-store.mjs', budget: true, what: 'handler + `RedisDedupeStore` (in-process client), fresh' },
   'redis-duplicate': { script: 'redis-store.mjs', budget: true, what: 'the same, duplicate' },
