@@ -1,5 +1,7 @@
 // The speed budget CI holds the hot paths to: every budgeted operation (operations.mjs) is counted and
-// compared with bench/icount/baseline.json; more than 2% over its baseline fails (exit 1). Instruction
+// compared with bench/icount/baseline.json; more than 2% over its baseline fails (exit 1). Each Node line
+// keeps a baseline of its own (V8 compiles the same code to different instruction counts), keyed by the
+// major of the node counted: `BENCH_NODE=/path/to/node`, else the node running this script. Instruction
 // counts repeat to about 0.001% on any machine, loaded or not, but a run can pay for one event the other
 // did not (a collection, a function thrown back to the interpreter and compiled again, the C library's
 // allocator searching its free lists longer), and that moves a count at N = 1,000 by its cost over N,
@@ -11,19 +13,26 @@
 //   node bench/icount/check-budget.mjs            # count, print the table, exit 1 on a regression
 //   node bench/icount/check-budget.mjs --update   # count and write the baseline
 //   node bench/icount/check-budget.mjs verify     # only the operations named
+//   BENCH_NODE=$(node scripts/node-lines.mjs bin 24) node bench/icount/check-budget.mjs   # Node 24's budget
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { hasValgrind, perOperation } from './count.mjs';
+import { COUNTED, COUNTED_LINE, hasValgrind, perOperation } from './count.mjs';
 import { countRuns, OPERATIONS } from './operations.mjs';
 
 const baselinePath = join(dirname(fileURLToPath(import.meta.url)), 'baseline.json');
 const update = process.argv.includes('--update');
-const baseline = JSON.parse(readFileSync(baselinePath, 'utf8'));
-const { n, tolerance } = baseline;
+const baselines = JSON.parse(readFileSync(baselinePath, 'utf8'));
+const { n, tolerance } = baselines;
+baselines.lines[COUNTED_LINE] ??= { node: COUNTED.version, operations: {} };
+/** This line's counts, and the release they were counted on. */
+const baseline = baselines.lines[COUNTED_LINE];
 const named = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+// Named: those. Else the every-line operations and the budgeted ones this line's baseline holds.
 const names = Object.keys(OPERATIONS).filter(
-  (name) => OPERATIONS[name].budget && (named.length === 0 || named.includes(name)),
+  (name) =>
+    OPERATIONS[name].budget &&
+    (named.length > 0 ? named.includes(name) : OPERATIONS[name].everyLine || baseline.operations[name] !== undefined),
 );
 if (named.some((name) => !names.includes(name))) {
   console.error(
@@ -58,15 +67,24 @@ const started = Date.now();
 const rows = [];
 for (const name of names) {
   const was = baseline.operations[name];
-  const limit = baseline.tolerances?.[name] ?? tolerance;
+  const limit = baselines.tolerances?.[name] ?? tolerance;
   const { now, counts } = await steadyCount(name, was, limit);
   rows.push({ name, was, now, counts, limit, change: was === undefined ? undefined : now / was - 1 });
+  if (update) {
+    // Written as each count lands, so that a run cut short keeps what it counted. Read again first: the
+    // lines are counted side by side, and each writes only its own.
+    const latest = JSON.parse(readFileSync(baselinePath, 'utf8'));
+    latest.lines[COUNTED_LINE] ??= { node: COUNTED.version, operations: {} };
+    latest.lines[COUNTED_LINE].operations[name] = now;
+    latest.lines[COUNTED_LINE].node = COUNTED.version;
+    writeFileSync(baselinePath, `${JSON.stringify(latest, null, 2)}\n`);
+  }
 }
 
 const pct = (change) => (change === undefined ? 'new' : `${change >= 0 ? '+' : ''}${(change * 100).toFixed(2)}%`);
 const num = (value) => (value === undefined ? '-' : value.toLocaleString('en-US'));
 console.log(
-  `icount budget (N = ${n}, fail above +${tolerance * 100}%, ${((Date.now() - started) / 1000).toFixed(0)} s)`,
+  `icount budget, Node ${COUNTED.version} (baseline counted on ${baseline.node}; N = ${n}, fail above +${tolerance * 100}%, ${((Date.now() - started) / 1000).toFixed(0)} s)`,
 );
 console.log(`${'operation'.padEnd(20)} ${'baseline'.padStart(9)} ${'now'.padStart(9)} ${'change'.padStart(8)}`);
 for (const { name, was, now, counts, change, limit } of rows) {
@@ -80,8 +98,6 @@ for (const { name, was, now, counts, change, limit } of rows) {
 }
 
 if (update) {
-  for (const { name, now } of rows) baseline.operations[name] = now;
-  writeFileSync(baselinePath, `${JSON.stringify(baseline, null, 2)}\n`);
   console.log(`baseline written: ${baselinePath}`);
   process.exit(0);
 }
@@ -89,7 +105,7 @@ const over = rows.filter(({ change, limit }) => change !== undefined && change >
 const missing = rows.filter(({ was }) => was === undefined);
 if (missing.length > 0) {
   console.log(
-    `no baseline for ${missing.map((r) => r.name).join(', ')}: run it with --update and commit baseline.json.`,
+    `no Node ${COUNTED_LINE} baseline for ${missing.map((r) => r.name).join(', ')}: run it with --update on that line and commit baseline.json.`,
   );
   process.exit(1);
 }

@@ -10,6 +10,8 @@ import { createWebhookHandler, MemoryDedupeStore, verifyWebhook } from '@service
 export const CONTESTANTS = {
   /** The least a careful receiver does: HMAC, constant-time compare, window, JSON.parse. */
   check: { fresh: true, make: (size) => ({ pool: deliveries(size), op: handRolledCheck }) },
+  /** The bare check during a rotation: the new secret's HMAC compared first, then the old one's (which signed). */
+  'check-rotating': { fresh: true, make: (size) => ({ pool: deliveries(size), op: handRolledRotating }) },
   /** The bare check plus a Map of payment ids seen: the least dedupe there is. */
   'check-map': { fresh: true, make: (size) => ({ pool: deliveries(size), op: checkWithMap() }) },
   'check-map-duplicate': { fresh: false, make: (size) => ({ pool: deliveries(size), op: checkWithMap() }) },
@@ -20,6 +22,22 @@ export const CONTESTANTS = {
       const options = { secret: SECRET };
       return { pool: deliveries(size), op: (d) => verifyWebhook({ rawBody: d.body, headers: d.headers }, options) };
     },
+  },
+  /** `verifyWebhook` with its options written inline, as the README shows: a fresh object on every call. */
+  'verify-inline': {
+    fresh: true,
+    make: (size) => ({
+      pool: deliveries(size),
+      op: (d) => verifyWebhook({ rawBody: d.body, headers: d.headers }, { secret: SECRET }),
+    }),
+  },
+  /** `verifyWebhook` during a key rotation: the new secret first, the old one (which signed) second, inline. */
+  'verify-rotating': {
+    fresh: true,
+    make: (size) => ({
+      pool: deliveries(size),
+      op: (d) => verifyWebhook({ rawBody: d.body, headers: d.headers }, { secret: [NEW_SECRET, SECRET] }),
+    }),
   },
   /**
    * Verification as the handler runs it (options resolved once, body received, signature, window, JSON,
@@ -35,6 +53,9 @@ export const CONTESTANTS = {
   'handler-duplicate': { fresh: false, make: (size) => ({ pool: deliveries(size), op: handlerWithMemoryStore(size) }) },
 };
 
+/** A second secret, as a rotation holds beside the one that signs. */
+const NEW_SECRET = 'whsec_bench_rotated_in_0123456789abcdef';
+
 function handRolledCheck(d) {
   const header = d.headers['x-service-signature'];
   const comma = header.indexOf(',');
@@ -42,6 +63,20 @@ function handRolledCheck(d) {
   const received = Buffer.from(header.slice(comma + 4), 'hex');
   const expected = createHmac('sha256', SECRET).update(`${t}.`).update(d.body).digest();
   if (received.length !== expected.length || !timingSafeEqual(received, expected)) throw new Error('bad signature');
+  if (Math.abs(Date.now() / 1000 - Number(t)) > 300) throw new Error('stale');
+  return JSON.parse(d.body.toString('utf8'));
+}
+
+function handRolledRotating(d) {
+  const header = d.headers['x-service-signature'];
+  const comma = header.indexOf(',');
+  const t = header.slice(2, comma);
+  const received = Buffer.from(header.slice(comma + 4), 'hex');
+  const signedWith = (secret) => {
+    const expected = createHmac('sha256', secret).update(`${t}.`).update(d.body).digest();
+    return received.length === expected.length && timingSafeEqual(received, expected);
+  };
+  if (!signedWith(NEW_SECRET) && !signedWith(SECRET)) throw new Error('bad signature');
   if (Math.abs(Date.now() / 1000 - Number(t)) > 300) throw new Error('stale');
   return JSON.parse(d.body.toString('utf8'));
 }

@@ -1,5 +1,7 @@
 // Every operation `pnpm bench:icount` counts: which script runs it, and whether CI holds it to a budget
-// (bench/icount/baseline.json). The others are references (what a hand-rolled receiver costs), counted for
+// (bench/icount/baseline.json): `everyLine` ones (verification, however it is called) on every supported Node
+// line, the other budgeted ones on the lines whose baseline holds them: a valgrind count costs about a
+// minute of CPU, and CI counts each line inside its time. The others are references (what a hand-rolled receiver costs), counted for
 // the ratios and free to move with Node.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,18 +10,44 @@ import { perOperation, runPair } from './count.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 
 export const OPERATIONS = {
-  verify: { script: 'memory-path.mjs', budget: true, what: '`verifyWebhook` (standalone), one valid delivery' },
+  verify: {
+    script: 'memory-path.mjs',
+    budget: true,
+    everyLine: true,
+    what: '`verifyWebhook` (standalone), one valid delivery',
+  },
+  'verify-inline': {
+    script: 'memory-path.mjs',
+    budget: true,
+    everyLine: true,
+    what: '`verifyWebhook` with `{ secret }` written inline (a fresh object per call)',
+  },
+  'verify-rotating': {
+    script: 'memory-path.mjs',
+    budget: true,
+    everyLine: true,
+    what: '`verifyWebhook` with `{ secret: [new, old] }` inline, the old secret signing',
+  },
   'handler-verify': {
     script: 'memory-path.mjs',
     budget: false,
     what: 'the handler up to verification (an authentic event of another type, 200)',
   },
-  handler: { script: 'memory-path.mjs', budget: true, what: 'handler + `MemoryDedupeStore`, fresh payment' },
+  handler: {
+    script: 'memory-path.mjs',
+    budget: true,
+    what: 'handler + `MemoryDedupeStore`, fresh payment',
+  },
   'handler-duplicate': { script: 'memory-path.mjs', budget: true, what: 'the same, duplicate' },
   'fetch-handler': { script: 'fetch-handler.mjs', budget: true, what: '`createFetchHandler` + memory store, fresh' },
   redis: { script: 'redis-store.mjs', budget: true, what: 'handler + `RedisDedupeStore` (in-process client), fresh' },
   'redis-duplicate': { script: 'redis-store.mjs', budget: true, what: 'the same, duplicate' },
   check: { script: 'memory-path.mjs', budget: false, what: 'hand-rolled check (HMAC, compare, window, JSON.parse)' },
+  'check-rotating': {
+    script: 'memory-path.mjs',
+    budget: false,
+    what: 'hand-rolled check with two secrets, the second signing',
+  },
   'check-map': { script: 'memory-path.mjs', budget: false, what: 'hand-rolled check + `Map`, fresh' },
   'check-map-duplicate': { script: 'memory-path.mjs', budget: false, what: 'hand-rolled check + `Map`, duplicate' },
 };

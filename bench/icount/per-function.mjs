@@ -22,7 +22,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { hasValgrind, NODE_FLAGS } from './count.mjs';
+import { COUNTED_NODE, hasValgrind, NODE_FLAGS } from './count.mjs';
 
 const run = promisify(execFile);
 const USAGE =
@@ -140,7 +140,7 @@ async function countRun(directory, script, args, k) {
     [
       '--tool=callgrind',
       `--callgrind-out-file=${out}`,
-      process.execPath,
+      COUNTED_NODE,
       '--perf-basic-prof',
       ...NODE_FLAGS,
       script,

@@ -35,6 +35,9 @@ for (const name of names) {
 
 // Ratios as speed: the reference's instructions over ours (above 1: we do less work).
 const ratios = [
+  ['verify', 'check', 'verifyWebhook, options hoisted / bare check', 1.2],
+  ['verify-inline', 'check', 'verifyWebhook, options inline / bare check', 1.2],
+  ['verify-rotating', 'check-rotating', 'verifyWebhook, rotating / check, two secrets', 1.2],
   ['handler', 'check', 'handler fresh / bare check', 0.8],
   ['handler', 'check-map', 'handler fresh / check + Map', 0.9],
   ['handler-duplicate', 'check-map-duplicate', 'handler duplicate / check + Map duplicate', 0.95],

@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { handRolledVerify as handRolledVerifyWith, SECRET, signedDeliveries } from '@service-pay/bench-kit';
 import { createWebhookHandler, MemoryDedupeStore, verifyWebhook } from '@service-pay/core';
 import { Webhook } from 'standardwebhooks';
@@ -6,6 +7,22 @@ import { compare, report, type TargetCheck } from './harness.js';
 
 /** The baseline: the least a correct receiver must do, written by hand (shared with the adapter benchmarks). */
 const handRolledVerify = (body: Buffer, header: string) => handRolledVerifyWith(body, header, SECRET);
+
+/** A secret rotated in beside the one that signs: during a rotation the old one still signs, listed second. */
+const NEW_SECRET = 'whsec_bench_rotated_in_0123456789abcdef';
+/** The hand-rolled receiver during a rotation: each secret's HMAC compared in turn, the new one first. */
+const handRolledRotating = (body: Buffer, header: string) => {
+  const comma = header.indexOf(',');
+  const t = header.slice(2, comma);
+  const received = Buffer.from(header.slice(comma + 4), 'hex');
+  const signedWith = (secret: string) => {
+    const expected = createHmac('sha256', secret).update(`${t}.`).update(body).digest();
+    return received.length === expected.length && timingSafeEqual(received, expected);
+  };
+  if (!signedWith(NEW_SECRET) && !signedWith(SECRET)) throw new Error('bad signature');
+  if (Math.abs(Date.now() / 1000 - Number(t)) > 300) throw new Error('stale');
+  return JSON.parse(body.toString('utf8'));
+};
 
 export async function run(): Promise<TargetCheck[]> {
   const [one] = signedDeliveries(1);
@@ -34,12 +51,30 @@ export async function run(): Promise<TargetCheck[]> {
   stripe.webhooks.constructEvent(one.body, signatureHeader, SECRET);
   sw.verify(one.text, swHeaders);
 
+  const rotating = [NEW_SECRET, SECRET];
   const verifyResults = await compare([
     {
       name: 'hand-rolled createHmac+timingSafeEqual+JSON.parse',
       fn: () => handRolledVerify(one.body, signatureHeader),
     },
+    { name: 'hand-rolled, two secrets (rotation)', fn: () => handRolledRotating(one.body, signatureHeader) },
+    // Options as an app holds them: one object for every call.
     { name: 'verifyWebhook', fn: () => verifyWebhook({ rawBody: one.body, headers: one.headers }, options) },
+    // Options as the README writes them: a fresh object on every call.
+    {
+      name: 'verifyWebhook, options inline',
+      fn: () => verifyWebhook({ rawBody: one.body, headers: one.headers }, { secret: SECRET }),
+    },
+    // A rotation list, the old secret (which signs) second: two HMACs.
+    {
+      name: 'verifyWebhook, rotating [new, old]',
+      fn: () => verifyWebhook({ rawBody: one.body, headers: one.headers }, { secret: rotating }),
+    },
+    // The same list with the signing secret first, as after the sender switched.
+    {
+      name: 'verifyWebhook, rotating [signing, other]',
+      fn: () => verifyWebhook({ rawBody: one.body, headers: one.headers }, { secret: [SECRET, NEW_SECRET] }),
+    },
     {
       name: 'stripe webhooks.constructEvent',
       fn: () => stripe.webhooks.constructEvent(one.body, signatureHeader, SECRET),
@@ -51,8 +86,14 @@ export async function run(): Promise<TargetCheck[]> {
     verifyResults,
     'hand-rolled createHmac+timingSafeEqual+JSON.parse',
     [
-      { of: 'verifyWebhook', over: 'hand-rolled createHmac+timingSafeEqual+JSON.parse', atLeast: 1.2 },
-      { of: 'verifyWebhook', over: 'stripe webhooks.constructEvent', atLeast: 1.8 },
+      ...['verifyWebhook', 'verifyWebhook, options inline', 'verifyWebhook, rotating [signing, other]'].flatMap(
+        (of) => [
+          { of, over: 'hand-rolled createHmac+timingSafeEqual+JSON.parse', atLeast: 1.2 },
+          { of, over: 'stripe webhooks.constructEvent', atLeast: 1.8 },
+        ],
+      ),
+      // Two secrets tried against the hand-rolled receiver that also tries two.
+      { of: 'verifyWebhook, rotating [new, old]', over: 'hand-rolled, two secrets (rotation)', atLeast: 1.2 },
     ],
   );
 

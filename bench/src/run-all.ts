@@ -18,6 +18,7 @@ const suites: Array<[string, () => Promise<{ run: () => Promise<TargetCheck[]> }
 ];
 
 const only = process.argv.slice(2);
+console.log(`node ${process.version} (${process.execPath}), V8 ${process.versions.v8}`);
 const all: TargetCheck[] = [];
 for (const [name, load] of suites) {
   if (only.length > 0 && !only.includes(name)) continue;

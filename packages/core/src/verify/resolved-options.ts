@@ -1,63 +1,64 @@
 import { type ResolvedVerifyOptions, resolveVerifyOptions, type VerifyOptions } from './verify-options.js';
 
-/**
- * What an options object was resolved from: the values read on first use, compared by identity on every
- * later call, and the list's entries as they were (a list changed in place must not keep its old reading).
- */
+/** A resolution and the `toleranceSec` and `now` it was made from, compared by identity on every call. */
 interface Resolution {
-  secret: unknown;
-  secrets: readonly unknown[] | undefined;
   toleranceSec: unknown;
   now: unknown;
   resolved: ResolvedVerifyOptions;
 }
 
-const resolutions = new WeakMap<object, Resolution>();
+/**
+ * Resolutions by the first secret they hold. A process verifies with one secret, or two or three during a
+ * rotation, so this stays tiny; the bound only keeps misuse (a new secret on every call) from growing it.
+ */
+const bySecret = new Map<string, Resolution>();
+const MAX_RESOLUTIONS = 64;
 
 /**
- * `resolveVerifyOptions`, once per options object: `verifyWebhook` is called with the same object on every
- * delivery, and checking the secret (length, control and invisible characters, the texts a missing value
- * leaves) cost about a tenth of a verification when it ran on each one. The first call with an object runs
- * every check and throws its error; later calls reuse the result.
+ * `resolveVerifyOptions`, once per configuration however the options reach `verifyWebhook`: the same object
+ * on every call, or a fresh one written inline (`verifyWebhook(input, { secret })`, as the README shows).
+ * Checking a secret (length, control and invisible characters, the texts a missing value leaves, distinct
+ * characters) costs about a tenth of a verification, so it runs the first time a secret (or list) is seen and
+ * again only when something differs.
  *
- * An object changed after its first use (a rotated `secret`, a list with a secret pushed or replaced, another
- * `toleranceSec` or `now`) is resolved again, checks included: the fields it was resolved from are compared
- * by identity on every call (four reads and a loop over a list of one to three secrets). Silently verifying
- * with a secret the caller replaced would be the worse surprise, and an object that changes is checked
- * again, so a blank secret put in later still fails as INVALID_OPTIONS.
+ * The cache is keyed by the secrets' contents, never by an object's identity: a later call is served from it
+ * only when its secrets equal, entry for entry, a list that passed every check, and its `toleranceSec` and
+ * `now` are the very values that were checked with it. Anything else (another or rotated secret, a list with
+ * one changed, another tolerance or clock, a blank secret put in later) is resolved again, checks included,
+ * and throws INVALID_OPTIONS as the first call would. The options are read once here; the resolution holds
+ * copies, so a list changed in place after the call cannot change what was checked.
  *
  * @example
  * ```ts
- * const options = { secret: process.env.SERVICE_WEBHOOK_SECRET! };
- * resolvedOnce(options) === resolvedOnce(options); // true: checked on the first call only
+ * resolvedOnce({ secret }) === resolvedOnce({ secret }); // true: checked on the first call only
  * ```
  */
 export function resolvedOnce(options: VerifyOptions): ResolvedVerifyOptions {
-  // A non-object is refused by resolveVerifyOptions (and could not be a WeakMap key).
+  // A non-object is refused by resolveVerifyOptions, with its message.
   if (options === null || typeof options !== 'object') return resolveVerifyOptions(options);
-  const known = resolutions.get(options);
-  if (known !== undefined && unchanged(known, options)) return known.resolved;
-  const resolved = resolveVerifyOptions(options);
-  const { secret } = options;
-  resolutions.set(options, {
-    secret,
-    secrets: Array.isArray(secret) ? [...secret] : undefined,
-    toleranceSec: options.toleranceSec,
-    now: options.now,
-    resolved,
-  });
+  const { secret, toleranceSec, now } = options;
+  const first = typeof secret === 'string' ? secret : Array.isArray(secret) ? secret[0] : undefined;
+  const known = typeof first === 'string' ? bySecret.get(first) : undefined;
+  if (
+    known !== undefined &&
+    known.toleranceSec === toleranceSec &&
+    known.now === now &&
+    sameSecrets(known.resolved.secrets, secret)
+  ) {
+    return known.resolved;
+  }
+  // The values just read, not the object again: a getter could answer differently on a second read.
+  const resolved = resolveVerifyOptions({ secret, toleranceSec, now } as VerifyOptions);
+  if (bySecret.size >= MAX_RESOLUTIONS) bySecret.clear();
+  bySecret.set(resolved.secrets[0] as string, { toleranceSec, now, resolved });
   return resolved;
 }
 
-function unchanged(known: Resolution, options: VerifyOptions): boolean {
-  const { secret } = options;
-  if (secret !== known.secret || options.toleranceSec !== known.toleranceSec || options.now !== known.now) {
-    return false;
-  }
-  const was = known.secrets;
-  if (was === undefined) return true;
+/** Whether `secret` (a string or a list, as given) holds exactly `checked`, in order. */
+function sameSecrets(checked: readonly string[], secret: unknown): boolean {
+  if (typeof secret === 'string') return checked.length === 1 && checked[0] === secret;
   const list = secret as readonly unknown[];
-  if (list.length !== was.length) return false;
-  for (let i = 0; i < list.length; i++) if (list[i] !== was[i]) return false;
+  if (list.length !== checked.length) return false;
+  for (let i = 0; i < list.length; i++) if (list[i] !== checked[i]) return false;
   return true;
 }

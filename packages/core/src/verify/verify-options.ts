@@ -122,14 +122,17 @@ function secretProblem(secret: unknown, minLength: number): string | undefined {
  */
 export function checkSecrets(secret: unknown, minLength = MIN_SECRET_LENGTH): readonly string[] {
   if (Array.isArray(secret)) {
-    if (secret.length === 0) {
+    // Copied first and the copy checked: a list that answers differently on a second read (a Proxy, a
+    // getter) cannot pass the checks with one set of values and be used with another.
+    const list: unknown[] = [...secret];
+    if (list.length === 0) {
       throw new WebhookError('INVALID_OPTIONS', 'options.secret is an empty list: give at least one webhook secret.');
     }
-    secret.forEach((s: unknown, i) => {
+    list.forEach((s, i) => {
       const problem = secretProblem(s, minLength);
       if (problem !== undefined) throw new WebhookError('INVALID_OPTIONS', `options.secret[${i}] ${problem}`);
     });
-    return [...secret] as string[];
+    return Object.freeze(list as string[]);
   }
   const problem = secretProblem(secret, minLength);
   if (problem !== undefined) {
@@ -138,7 +141,7 @@ export function checkSecrets(secret: unknown, minLength = MIN_SECRET_LENGTH): re
       `options.secret ${problem}${typeof secret === 'string' ? '' : ' It must be the webhook secret or a list of them.'}`,
     );
   }
-  return [secret as string];
+  return Object.freeze([secret as string]);
 }
 
 /**

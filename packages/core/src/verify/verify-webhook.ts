@@ -66,8 +66,9 @@ function isDeliveryId(v: string): boolean {
  * payload against spec 2.3, `X-Service-Event` against the body, and a `dl_` delivery id. Rejects only with
  * a `WebhookError`; an authentic event of another type rejects with code `UNSUPPORTED_EVENT` (status 200).
  *
- * The options are checked on the first call with an options object and again only when that object
- * changed (a new secret, list entry, tolerance or clock): keep one object for all calls, as the handler does.
+ * The options are checked the first time a secret (or rotation list) is seen with its tolerance and clock,
+ * and again whenever one of them differs; an options object written inline on every call costs no more than
+ * one kept for all calls.
  *
  * This does not deduplicate: use `createWebhookHandler` (or an adapter) for exactly-once handling.
  *
@@ -105,9 +106,15 @@ export function verifyResolved(
   const header = parseSignatureHeader(readHeader(headers, HEADER.signature, 'MALFORMED_SIGNATURE'));
   const digests: Array<string | Promise<string>> = [];
   let pending = false;
-  for (const secret of options.secrets) {
+  const { secrets } = options;
+  for (const secret of secrets) {
     const digest = cryptoBackend.signPayload(secret, header.timestampText, body);
     if (typeof digest !== 'string') pending = true;
+    else if (!pending && secrets.length > 1 && signedWith(digest, header)) {
+      // A rotation list stops at the secret that signed: each one after it would cost an HMAC. That it
+      // matched early tells the sender only which of the secrets it signed with, which it knows.
+      return afterSignature([digest], header, body, headers, options, hints);
+    }
     digests.push(digest);
   }
   if (!pending) return afterSignature(digests as string[], header, body, headers, options, hints);
@@ -161,6 +168,12 @@ function afterSignature(
   return { event: parsed, deliveryId, timestamp: header.timestamp };
 }
 
+/** Whether any received `v1` equals `digest` (each comparison constant-time). */
+function signedWith(digest: string, header: SignatureHeader): boolean {
+  for (const at of header.v1At) if (cryptoBackend.digestMatches(digest, header.text, at)) return true;
+  return false;
+}
+
 /** Any received `v1` equal to the digest of any configured secret passes; each comparison is constant-time. */
 function checkSignature(
   digests: readonly string[],
@@ -169,11 +182,7 @@ function checkSignature(
   body: Uint8Array | string,
   hints: MismatchHints | undefined,
 ): void {
-  for (const digest of digests) {
-    for (const at of header.v1At) {
-      if (cryptoBackend.digestMatches(digest, header.text, at)) return;
-    }
-  }
+  for (const digest of digests) if (signedWith(digest, header)) return;
   assertSignaturesAreHex(header);
   const hint = hints === undefined ? mismatchHint(secrets, body) : hints.next(body);
   throw new WebhookError(

@@ -627,6 +627,87 @@ export function verificationSuite(): void {
       await expect(verifyWebhook({ rawBody: body, headers }, options)).resolves.toBeDefined();
     });
 
+    it('options written inline on every call: a known secret is served from what was checked, anything else checked again', async () => {
+      const { body, headers } = signed();
+      const other = signed(samplePaymentPaidEvent(), 'whsec_rotated_secret_0123456789');
+      const now = atT();
+      for (let i = 0; i < 3; i++) {
+        await expect(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now })).resolves.toBeDefined();
+        // A fresh rotation list each call, the old secret (which signed) second.
+        await expect(
+          verifyWebhook({ rawBody: body, headers }, { secret: ['whsec_rotated_secret_0123456789', SECRET], now }),
+        ).resolves.toBeDefined();
+      }
+      // The same first secret, but a list that goes on with a blank, a short or a missing value.
+      for (const [tail, message] of [
+        ['  ', /secret\[1\] is only whitespace/],
+        ['short', /secret\[1\] is 5 characters/],
+        [undefined, /secret\[1\] is undefined/],
+      ] as const) {
+        const error = await rejection(
+          verifyWebhook({ rawBody: body, headers }, { secret: [SECRET, tail as never], now }),
+        );
+        expect(error.code).toBe('INVALID_OPTIONS');
+        expect(error.message).toMatch(message);
+      }
+      // A list that holds only the known first secret verifies with that one alone, not with the cached pair.
+      const alone = await rejection(
+        verifyWebhook({ rawBody: body, headers }, { secret: ['whsec_rotated_secret_0123456789'], now }),
+      );
+      expect(alone.code).toBe('SIGNATURE_MISMATCH');
+      await expect(
+        verifyWebhook(
+          { rawBody: other.body, headers: other.headers },
+          { secret: ['whsec_rotated_secret_0123456789'], now },
+        ),
+      ).resolves.toBeDefined();
+      // The known secret with another tolerance or clock is checked with them.
+      expect(
+        (await rejection(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now, toleranceSec: 0 }))).code,
+      ).toBe('INVALID_OPTIONS');
+      const broken = await rejection(
+        verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: 'soon' as never }),
+      );
+      expect(broken.code).toBe('INVALID_OPTIONS');
+    });
+
+    it('regression: a secret list or getter that answers differently on a second read never makes a blank key', async () => {
+      const { body, headers } = signed();
+      const now = atT();
+      // The same delivery signed with a one-space key, as an attacker could sign it.
+      const key = await crypto.subtle.importKey('raw', encoder.encode(' '), { name: 'HMAC', hash: 'SHA-256' }, false, [
+        'sign',
+      ]);
+      const mac = await crypto.subtle.sign('HMAC', key, encoder.encode(`${T}.${body}`));
+      const hex = [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, '0')).join('');
+      const blankSigned = withSignature(headers as Record<string, string>, `t=${T},v1=${hex}`);
+      // Each slot valid on its first read, blank on every later one.
+      const reads = new Map<PropertyKey, number>();
+      const shifty = new Proxy([SECRET, 'whsec_rotated_secret_0123456789'], {
+        get(target, property, receiver) {
+          const seen = reads.get(property) ?? 0;
+          reads.set(property, seen + 1);
+          return (property === '0' || property === '1') && seen > 0 ? ' ' : Reflect.get(target, property, receiver);
+        },
+      });
+      let calls = 0;
+      const getter = {
+        get secret() {
+          return ++calls === 1 ? SECRET : ' ';
+        },
+        now,
+      };
+      for (const options of [{ secret: shifty, now }, getter]) {
+        for (let i = 0; i < 3; i++) {
+          const outcome = await verifyWebhook({ rawBody: body, headers: blankSigned }, options).then(
+            () => 'verified',
+            (error: WebhookError) => error.code,
+          );
+          expect(['SIGNATURE_MISMATCH', 'INVALID_OPTIONS']).toContain(outcome);
+        }
+      }
+    });
+
     it('refuses bad options on every call, not only the first (a failed check is not remembered as passed)', async () => {
       const { body, headers } = signed();
       const options = { secret: 'changeme', now: atT() };
