@@ -8,7 +8,7 @@
 // together, never by a CI run picking up whatever the registry holds that day.
 //
 //   node scripts/node-lines.mjs lines            # the supported majors, one a line (20 22 24 26)
-//   node scripts/node-lines.mjs recommended      # the line the fault and chaos tiers run on
+//   node scripts/node-lines.mjs recommended      # the line the README recommends to merchants
 //   node scripts/node-lines.mjs bin 24           # path of Node 24's binary, fetched if not cached
 //   node scripts/node-lines.mjs dir 24           # its install folder (npm_config_nodedir for node-gyp)
 //   node scripts/node-lines.mjs addons 24        # the native addons built for Node 24 (node-line-addons.cjs)
