@@ -31,7 +31,7 @@ const routeProvider: Provider = {
  *       path: '/ops/payments',
  *       store,
  *       reconciler,
- *       authorize: (req) => req.headers.get('authorization') === `Bearer ${process.env.OPS_TOKEN}`,
+ *       authorize: (req) => isOperator(req.headers.get('cookie')), // your session check
  *     }),
  *   ],
  * })

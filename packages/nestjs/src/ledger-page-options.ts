@@ -11,7 +11,7 @@ import type { LedgerPageOptions } from '@service-pay/core';
  *   path: '/ops/payments',
  *   store,
  *   reconciler,
- *   authorize: (req) => req.headers.get('authorization') === `Bearer ${process.env.OPS_TOKEN}`,
+ *   authorize: (req) => isOperator(req.headers.get('cookie')), // your session check
  * };
  * ```
  */
