@@ -1,4 +1,4 @@
-import type { DedupeStore, TransactionalStore } from '@service-pay/core';
+import type { DedupeStore, PaymentLedger, TransactionalStore } from '@service-pay/core';
 import { PostgresStore } from '@service-pay/postgres';
 import { failFastRedisOptions, RedisDedupeStore } from '@service-pay/redis';
 import { Redis } from 'ioredis';
@@ -42,7 +42,7 @@ export function openPaymentStore(
 
   const { connection } = database;
   const tableName = `${options.prefix}service_pay_inbox`;
-  const postgres: TransactionalStore<Queryable> & { migrate(): Promise<void> } =
+  const postgres: TransactionalStore<Queryable> & { migrate(): Promise<void>; ledger?: PaymentLedger | undefined } =
     'pool' in connection
       ? new PostgresStore({ pool: connection.pool, tableName })
       : new PostgresStore({ pglite: connection.pglite, tableName });
@@ -64,6 +64,9 @@ export function openPaymentStore(
         await ready();
         return postgres.begin(key, fingerprint);
       },
+      // The operator's ledger (`<inbox>_ledger`, made by the same migrate): the failing payments, for the
+      // shop's operator page.
+      ...(postgres.ledger && { ledger: postgres.ledger }),
     },
     ready,
     close: async () => {},
