@@ -7,6 +7,7 @@ import {
   type LedgerFlagReason,
   type LedgerPage,
   type LedgerPayment,
+  ledgerFlagError,
   type PaymentLedger,
   pageLimit,
 } from '@service-pay/core';
@@ -18,11 +19,6 @@ type Item = Record<string, AttributeValue>;
 const PREFIX = 'ledger#';
 /** Items read per Scan request while a page is gathered. */
 const SCAN_BATCH = 1_000;
-
-const FLAG_MESSAGES: Record<LedgerFlagReason, string> = {
-  'payload-conflict': 'A delivery of this payment carried other fields than the ones credited; it was not handled.',
-  'late-tx-use': 'ctx.tx was used after the delivery ended: that write was not part of the credit.',
-};
 
 /**
  * `DynamoDbStore`'s ledger: one item per payment in the store's own table (`pk` = `ledger#<paymentId>`,
@@ -90,7 +86,7 @@ export class DynamoDbLedger implements PaymentLedger {
     reason: LedgerFlagReason,
     d: Partial<LedgerPayment> & { message?: string; at?: number } = {},
   ): Promise<void> {
-    const code = reason === 'payload-conflict' ? 'PAYLOAD_CONFLICT' : 'LATE_TX_USE';
+    const { code, message } = ledgerFlagError(reason, d.message);
     await this.table.send(
       new UpdateItemCommand({
         TableName: this.table.tableName,
@@ -106,7 +102,7 @@ export class DynamoDbLedger implements PaymentLedger {
           ':zero': { N: '0' },
           ':at': { N: String(d.at ?? Date.now()) },
           ':c': { S: code },
-          ':m': { S: d.message ?? FLAG_MESSAGES[reason] },
+          ':m': { S: message },
           ':o': { S: d.orderNo ?? '' },
           ':a': { S: d.amount ?? '' },
           ':t': { S: d.tokenSymbol ?? '' },

@@ -8,6 +8,7 @@ import {
   type LedgerFlagReason,
   type LedgerPage,
   type LedgerPayment,
+  ledgerFlagError,
   type PaymentLedger,
   pageLimit,
 } from '@service-pay/core';
@@ -160,12 +161,7 @@ export class RedisLedger implements PaymentLedger {
     d: Partial<LedgerPayment> & { message?: string; at?: number } = {},
   ): Promise<void> {
     const at = d.at ?? Date.now();
-    const code = reason === 'payload-conflict' ? 'PAYLOAD_CONFLICT' : 'LATE_TX_USE';
-    const message =
-      d.message ??
-      (reason === 'payload-conflict'
-        ? 'A delivery of this payment carried other fields than the ones credited; it was not handled.'
-        : 'ctx.tx was used after the delivery ended: that write was not part of the credit.');
+    const { code, message } = ledgerFlagError(reason, d.message);
     const entry: LedgerEntry = {
       paymentId,
       orderNo: d.orderNo ?? '',

@@ -1,5 +1,6 @@
 import type { AttemptSource } from '../observe/outcome.js';
 import { decodeLedgerCursor, encodeLedgerCursor } from './ledger-cursor.js';
+import { ledgerFlagError } from './ledger-flag.js';
 import {
   type LedgerCounts,
   type LedgerEntry,
@@ -80,7 +81,7 @@ export class MemoryLedger implements PaymentLedger {
   ): Promise<void> {
     const known = this.#entries.get(paymentId);
     const at = details.at ?? Date.now();
-    const lastError = { code: flagCode(reason), message: details.message ?? flagMessage(reason) };
+    const lastError = ledgerFlagError(reason, details.message);
     if (known === undefined) {
       this.#put({
         paymentId,
@@ -156,16 +157,4 @@ export function before(entry: LedgerEntry, cursor: { lastFailedAt: number; payme
     entry.lastFailedAt < cursor.lastFailedAt ||
     (entry.lastFailedAt === cursor.lastFailedAt && entry.paymentId < cursor.paymentId)
   );
-}
-
-/** The code a flag's entry shows as its last error. */
-export function flagCode(reason: LedgerFlagReason): string {
-  return reason === 'payload-conflict' ? 'PAYLOAD_CONFLICT' : 'LATE_TX_USE';
-}
-
-/** What a flag's entry says, when the flagger gave no message. */
-export function flagMessage(reason: LedgerFlagReason): string {
-  return reason === 'payload-conflict'
-    ? 'A delivery of this payment carried other fields than the ones credited; it was not handled. Compare the payment on the service with your order.'
-    : 'ctx.tx was used after the delivery ended: that write was not part of the credit. Check the handler awaits every ctx.tx call.';
 }

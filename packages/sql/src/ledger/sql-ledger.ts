@@ -8,6 +8,7 @@ import {
   type LedgerFlagReason,
   type LedgerPage,
   type LedgerPayment,
+  ledgerFlagError,
   type PaymentLedger,
   pageLimit,
 } from '@service-pay/core';
@@ -51,8 +52,7 @@ export class SqlLedger implements PaymentLedger {
     reason: LedgerFlagReason,
     details: Partial<LedgerPayment> & { message?: string; at?: number } = {},
   ): Promise<void> {
-    const code = reason === 'payload-conflict' ? 'PAYLOAD_CONFLICT' : 'LATE_TX_USE';
-    const message = details.message ?? FLAG_MESSAGES[reason];
+    const { code, message } = ledgerFlagError(reason, details.message);
     await this.#run(this.sql.flag(paymentId, reason, details, code, message, details.at ?? Date.now()));
   }
 
@@ -99,13 +99,6 @@ export class SqlLedger implements PaymentLedger {
     }
   }
 }
-
-const FLAG_MESSAGES: Record<LedgerFlagReason, string> = {
-  'payload-conflict':
-    'A delivery of this payment carried other fields than the ones credited; it was not handled. Compare the payment on the service with your order.',
-  'late-tx-use':
-    'ctx.tx was used after the delivery ended: that write was not part of the credit. Check the handler awaits every ctx.tx call.',
-};
 
 /** A ledger row as an entry; `handled_by` (an inbox row's source) closes a failing one. */
 function entryOf(row: Row): LedgerEntry {
