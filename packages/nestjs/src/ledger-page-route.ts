@@ -4,6 +4,7 @@ import type { HttpAdapterHost } from '@nestjs/core';
 import { WebhookError } from '@service-pay/core';
 import { ledgerPageListener } from '@service-pay/core/node';
 import type { ServiceLedgerPageModuleOptions } from './ledger-page-options.js';
+import { mountWhenReady } from './mount-when-ready.js';
 
 type Listener = ReturnType<typeof ledgerPageListener>;
 
@@ -50,7 +51,7 @@ export class ServiceLedgerPageRoute implements OnModuleInit {
   /** The URL path the page is served at. */
   readonly path: string;
   private readonly listener: Listener;
-  private mountError: unknown;
+  private readonly checkMounted: () => void;
 
   constructor(options: ServiceLedgerPageModuleOptions, host: HttpAdapterHost) {
     const { path, ...pageOptions } = options ?? ({} as ServiceLedgerPageModuleOptions);
@@ -64,22 +65,12 @@ export class ServiceLedgerPageRoute implements OnModuleInit {
       // The core's own sentence (authorize missing, a store without a ledger), with the module's code.
       throw new WebhookError('INVALID_OPTIONS', `ServiceLedgerPageModule: ${(error as Error).message}`);
     }
-    if (host.httpAdapter) this.mount(host);
-    else {
-      // Test.createTestingModule: the adapter arrives with createNestApplication(), still before init().
-      host.init$.subscribe(() => {
-        try {
-          this.mount(host);
-        } catch (error) {
-          this.mountError = error;
-        }
-      });
-    }
+    this.checkMounted = mountWhenReady(host, () => this.mount(host));
   }
 
   /** @internal Called by Nest during `app.init()`. */
   onModuleInit(): void {
-    if (this.mountError !== undefined) throw this.mountError;
+    this.checkMounted();
   }
 
   private mount(host: HttpAdapterHost): void {

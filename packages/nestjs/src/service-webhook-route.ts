@@ -9,6 +9,7 @@ import {
 } from '@service-pay/core';
 import { type ExpressAppLike, mountOnExpress } from './express-route.js';
 import { type FastifyInstanceLike, mountOnFastify } from './fastify-route.js';
+import { mountWhenReady } from './mount-when-ready.js';
 import { DEFAULT_PATH, type ServiceWebhookModuleOptions } from './options.js';
 
 /**
@@ -27,7 +28,7 @@ export class ServiceWebhookRoute implements OnModuleInit {
   /** The URL path the webhook is served at. */
   readonly path: string;
   private readonly handle: WebhookRequestHandler;
-  private mountError: unknown;
+  private readonly checkMounted: () => void;
 
   constructor(options: ServiceWebhookModuleOptions<WebhookStore>, host: HttpAdapterHost) {
     const { path = DEFAULT_PATH, ...handlerOptions } = options ?? ({} as ServiceWebhookModuleOptions<WebhookStore>);
@@ -36,25 +37,12 @@ export class ServiceWebhookRoute implements OnModuleInit {
     }
     this.path = path;
     this.handle = createWebhookHandler({ ...handlerOptions, logger: handlerOptions.logger ?? nestLogger() });
-    if (host.httpAdapter) {
-      // NestFactory.create: the adapter exists before the providers; a failure here fails the create.
-      this.mount(host);
-    } else {
-      // Test.createTestingModule(...).compile(): the adapter comes with createNestApplication(), still
-      // before init(). A failure then is kept and thrown by onModuleInit, inside app.init().
-      host.init$.subscribe(() => {
-        try {
-          this.mount(host);
-        } catch (error) {
-          this.mountError = error;
-        }
-      });
-    }
+    this.checkMounted = mountWhenReady(host, () => this.mount(host));
   }
 
   /** @internal Called by Nest during `app.init()`. */
   onModuleInit(): void {
-    if (this.mountError !== undefined) throw this.mountError;
+    this.checkMounted();
   }
 
   private mount(host: HttpAdapterHost): void {
