@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createServiceClient } from '@service-pay/client';
 import { createFetchHandler, createLedgerPage, createReconciler, type PaidPayment } from '@service-pay/core';
 import { PostgresStore } from '@service-pay/postgres';
+import { testServers } from '@service-pay/test-kit';
 import pg from 'pg';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,7 +20,7 @@ import { input, setup } from './support/fixtures.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 if (!existsSync(CHROMIUM)) throw new Error(`The ledger page's browser test needs Chromium at ${CHROMIUM}.`);
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DATABASE_URL = testServers().postgresUrl;
 
 const table = `page_inbox_${Date.now().toString(36)}`;
 const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 6 });

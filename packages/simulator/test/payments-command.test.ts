@@ -5,12 +5,13 @@ import { createWebhookHandler, signWebhook, type WebhookStore } from '@service-p
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { PostgresStore } from '@service-pay/postgres';
 import { SqliteStore } from '@service-pay/sqlite';
+import { testServers } from '@service-pay/test-kit';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/cli/run-cli.js';
 
-const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const DATABASE_URL = testServers().postgresUrl;
 const SECRET = 'whsec_payments_command';
 
 function capture() {
