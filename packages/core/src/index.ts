@@ -28,6 +28,7 @@ export {
   type PaymentLedger,
   pageLimit,
 } from './ledger/payment-ledger.js';
+export { developmentNotice } from './observe/development-notice.js';
 export type { WebhookLogger } from './observe/logger.js';
 export type { AttemptSource, Outcome, OutcomeKind } from './observe/outcome.js';
 export { AttemptStoppedError } from './pipeline/attempt-stopped-error.js';

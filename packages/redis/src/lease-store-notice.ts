@@ -1,4 +1,4 @@
-let told = false;
+import { developmentNotice } from '@service-pay/core';
 
 /**
  * Says once per process, in development (`NODE_ENV` other than `production`), when the first
@@ -13,9 +13,8 @@ let told = false;
  * ```
  */
 export function noteLeaseStore(): void {
-  if (told || globalThis.process?.env?.NODE_ENV === 'production') return;
-  told = true;
-  console.info(
+  developmentNotice(
+    'RedisDedupeStore lease store',
     "[service-pay] RedisDedupeStore is a lease store: it lets one attempt at a time run the handler, across processes, but a lease can be lost between your credit and the store's record, so the credit is exactly once only if it is idempotent itself (a unique key on paymentId, or the API's idempotency key). For exactly once by construction, put the record where the credit is: PostgresStore, MySqlStore, SqliteStore or DynamoDbStore with transactional: true. (Said once, outside NODE_ENV=production.)",
   );
 }
