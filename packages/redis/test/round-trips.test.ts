@@ -1,4 +1,4 @@
-import { createWebhookHandler, PaymentRejectedError } from '@service-pay/core';
+import { createWebhookHandler, fingerprintOf, PaymentRejectedError } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { RedisServer } from '@service-pay/test-kit/redis';
 import type { Redis } from 'ioredis';
@@ -114,29 +114,33 @@ describe('Redis round trips on the request path', () => {
     }
   });
 
-  it('a delivery while another holds the lease costs 2 (claim, the lease time left); a failed handler 2 (claim, release); a rejection 2', async () => {
+  it('a delivery while another holds the lease costs 2 (claim, the lease time left); a failed handler 3 (claim, release, ledger); a rejection 2', async () => {
     const h = handle();
     const store = new RedisDedupeStore({ client, keyPrefix: 'rt:' });
     const held = samplePaymentPaidEvent();
-    await store.claim(`payment.paid:${held.paymentId}`, 'someone-else', 'fp', 30_000);
+    // Held with the payment's own fingerprint: another attempt of the same payment, not a conflict.
+    await store.claim(`payment.paid:${held.paymentId}`, 'someone-else', fingerprintOf(held), 30_000);
     const inProgress = await roundTrips(() => h(delivery(held)));
     // The PTTL for Retry-After is the one command this rare path adds: it keeps Lua off every other claim.
     expect(inProgress.client).toEqual(['set', 'pttl']);
     expect(inProgress.server).toBe(2);
 
     const failing = await roundTrips(() => h(delivery(samplePaymentPaidEvent({ orderNo: 'fail-1' }))));
-    expect(failing.client).toEqual(['set', 'evalsha']);
-    expect(failing.server).toBe(2);
+    // The release, then the operator's ledger records the failure: one script more, on the failure path only.
+    expect(failing.client).toEqual(['set', 'evalsha', 'evalsha']);
+    expect(failing.server).toBe(3);
 
     const rejected = await roundTrips(() => h(delivery(samplePaymentPaidEvent({ orderNo: 'reject-1' }))));
     expect(rejected.server).toBe(2);
   });
 
-  it('a conflict (same payment, different signed fields) costs 1', async () => {
+  it('a conflict (same payment, different signed fields) costs 2: the claim, and the ledger flag', async () => {
     const h = handle();
     const event = samplePaymentPaidEvent();
     await h(delivery(event));
     const conflict = await roundTrips(() => h(delivery({ ...event, amount: '99.00', amountRaw: '99000000' })));
-    expect(conflict.server).toBe(1);
+    // The operator's ledger flags the payment: one script, on this rare path only.
+    expect(conflict.client).toEqual(['set', 'evalsha']);
+    expect(conflict.server).toBe(2);
   });
 });
