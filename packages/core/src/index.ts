@@ -11,7 +11,7 @@ export type { RawBody } from './http/raw-body.js';
 export type { WebhookResponse } from './http/response.js';
 export type { WebhookRequest } from './http/webhook-request.js';
 export { decodeLedgerCursor, encodeLedgerCursor, type LedgerCursor } from './ledger/ledger-cursor.js';
-export { ledgerFlagError } from './ledger/ledger-flag.js';
+export { flaggedLedgerEntry, ledgerFlagError } from './ledger/ledger-flag.js';
 export { LEDGER_MESSAGE_MAX, ledgerMessage } from './ledger/ledger-message.js';
 export { createLedgerPage, type LedgerPageOptions } from './ledger/ledger-page.js';
 export { MemoryLedger } from './ledger/memory-ledger.js';

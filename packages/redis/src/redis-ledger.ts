@@ -2,13 +2,13 @@ import {
   type AttemptSource,
   decodeLedgerCursor,
   encodeLedgerCursor,
+  flaggedLedgerEntry,
   type LedgerCounts,
   type LedgerEntry,
   type LedgerFailure,
   type LedgerFlagReason,
   type LedgerPage,
   type LedgerPayment,
-  ledgerFlagError,
   type PaymentLedger,
   pageLimit,
 } from '@service-pay/core';
@@ -161,20 +161,8 @@ export class RedisLedger implements PaymentLedger {
     d: Partial<LedgerPayment> & { message?: string; at?: number } = {},
   ): Promise<void> {
     const at = d.at ?? Date.now();
-    const { code, message } = ledgerFlagError(reason, d.message);
-    const entry: LedgerEntry = {
-      paymentId,
-      orderNo: d.orderNo ?? '',
-      amount: d.amount ?? '',
-      tokenSymbol: d.tokenSymbol ?? '',
-      key: d.key ?? '',
-      state: 'flagged',
-      attempts: 0,
-      firstFailedAt: 0,
-      lastFailedAt: at,
-      lastError: { code, message },
-      flag: reason,
-    };
+    const entry = flaggedLedgerEntry(paymentId, reason, d, at);
+    const { code, message } = entry.lastError;
     await this.redis.script(SCRIPT.servicePayLedgerFlag, this.#entries, [
       this.#open,
       paymentId,

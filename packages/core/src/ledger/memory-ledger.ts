@@ -1,6 +1,6 @@
 import type { AttemptSource } from '../observe/outcome.js';
 import { decodeLedgerCursor, encodeLedgerCursor } from './ledger-cursor.js';
-import { ledgerFlagError } from './ledger-flag.js';
+import { flaggedLedgerEntry, ledgerFlagError } from './ledger-flag.js';
 import {
   type LedgerCounts,
   type LedgerEntry,
@@ -83,19 +83,7 @@ export class MemoryLedger implements PaymentLedger {
     const at = details.at ?? Date.now();
     const lastError = ledgerFlagError(reason, details.message);
     if (known === undefined) {
-      this.#put({
-        paymentId,
-        orderNo: details.orderNo ?? '',
-        amount: details.amount ?? '',
-        tokenSymbol: details.tokenSymbol ?? '',
-        key: details.key ?? '',
-        state: 'flagged',
-        attempts: 0,
-        firstFailedAt: 0,
-        lastFailedAt: at,
-        lastError,
-        flag: reason,
-      });
+      this.#put(flaggedLedgerEntry(paymentId, reason, details, at));
     } else {
       known.state = 'flagged';
       known.flag = reason;
