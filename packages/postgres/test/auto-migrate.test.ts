@@ -12,18 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
 import { KnexStore } from '../src/knex.js';
 import { KyselyStore } from '../src/kysely.js';
+import { SERVER_CLIENTS } from './clients/index.js';
 import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
-import { postgresFlavour, postgresJsFlavour } from './support/flavours.js';
-import { ORM_CLIENTS } from './support/orm-clients.js';
 
-const subjects: Array<() => Promise<EmptyDatabaseSubject>> = [
-  ...ORM_CLIENTS.map((make) => async () => {
-    const client = await make();
-    return { ...client, store: client.store() } as unknown as EmptyDatabaseSubject;
-  }),
-  async () => (await postgresFlavour()) as unknown as EmptyDatabaseSubject,
-  async () => (await postgresJsFlavour()) as unknown as EmptyDatabaseSubject,
-];
+// Every client of the registry on the shared server (PGlite's in-process database is made new each time).
+const subjects: Array<() => Promise<EmptyDatabaseSubject>> = SERVER_CLIENTS.map((entry) => async () => {
+  const client = await entry.open();
+  return { ...client, store: client.store() } as EmptyDatabaseSubject;
+});
 
 const dropInbox = async ({ inbox, rows }: EmptyDatabaseSubject) => {
   await rows(`drop table ${inbox} cascade`);

@@ -1,13 +1,16 @@
-import type { PGlite, Transaction } from '@electric-sql/pglite';
+// The conformance suites run on every client of the registry (clients.test.ts); here, what is particular to
+// one client: node-postgres gives every pool client back, PGlite holds one transaction at a time, and
+// postgres.js refuses transaction control through ctx.tx and what is not a postgres.js instance.
+import type { PGlite } from '@electric-sql/pglite';
 import { type TransactionalWrites, transactionalStoreConformance } from '@service-pay/core/testing';
 import type pg from 'pg';
-import postgres, { type Sql, type TransactionSql } from 'postgres';
+import postgres, { type Sql } from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../src/index.js';
 import { PostgresJsStore } from '../src/postgres-js.js';
 import { DATABASE_URL, openPGlite, openPool, uniqueName } from './support/database.js';
 
-describe('PostgresStore on PostgreSQL (node-postgres): transactional conformance', () => {
+describe('PostgresStore on PostgreSQL (node-postgres): every pool client given back', () => {
   let pool: pg.Pool;
   const inbox = uniqueName('conf_inbox');
   const marks = uniqueName('conf_marks');
@@ -43,38 +46,13 @@ describe('PostgresStore on PostgreSQL (node-postgres): transactional conformance
   });
 });
 
-describe('PostgresStore on PGlite: transactional conformance', () => {
+describe('PostgresStore on PGlite', () => {
   let db: PGlite;
-  const inbox = 'service_pay_inbox';
-
   beforeAll(async () => {
     db = await openPGlite();
     await new PostgresStore({ pglite: db }).migrate();
-    await db.exec('create table marks (marker text not null)');
   });
-  afterAll(async () => {
-    await db.close();
-  });
-
-  // No slowQuery: PGlite runs statements on the app's own thread, so a long one blocks the whole process
-  // (the deadline timer included) and nothing can interrupt it. The rollback case still runs, with the
-  // handler holding the transaction between statements, as a handler awaiting an API call does.
-  const writes: TransactionalWrites<Transaction> = {
-    write: async (tx, marker) => {
-      await tx.query('insert into marks (marker) values ($1)', [marker]);
-    },
-    count: async (marker) =>
-      Number(
-        (await db.query<{ n: number }>('select count(*)::int as n from marks where marker = $1', [marker])).rows[0]?.n,
-      ),
-  };
-  // PGlite has one connection, so two transactions are never open at once: the store answers in-progress
-  // for a second key while one is open (tested below) instead of the suite's "keys are independent".
-  const cases = transactionalStoreConformance(() => new PostgresStore({ pglite: db, tableName: inbox }), writes);
-  for (const c of cases) {
-    if (c.name === 'keys are independent') it.skip(`${c.name} (PGlite: one transaction at a time; see below)`, c.run);
-    else it(c.name, c.run);
-  }
+  afterAll(() => db.close());
 
   it('answers a second key in-progress at once while a transaction is open, and claims it once that ends', async () => {
     const store = new PostgresStore({ pglite: db });
@@ -90,7 +68,7 @@ describe('PostgresStore on PGlite: transactional conformance', () => {
   });
 });
 
-describe('PostgresJsStore on PostgreSQL (postgres.js): transactional conformance', () => {
+describe('PostgresJsStore on PostgreSQL (postgres.js)', () => {
   let pool: pg.Pool;
   let sql: Sql;
   const inbox = uniqueName('conf_inbox_js');
@@ -108,18 +86,6 @@ describe('PostgresJsStore on PostgreSQL (postgres.js): transactional conformance
     await sql.end({ timeout: 5 });
     await pool.end();
   });
-
-  const writes: TransactionalWrites<TransactionSql> = {
-    write: async (tx, marker) => {
-      await tx`insert into ${tx(marks)} (marker) values (${marker})`;
-    },
-    count: async (marker) =>
-      Number((await pool.query(`select count(*) from ${marks} where marker = $1`, [marker])).rows[0].count),
-    slowQuery: (tx, ms) => tx`select pg_sleep(${ms / 1000})`,
-  };
-  for (const c of transactionalStoreConformance(() => new PostgresJsStore({ sql, tableName: inbox }), writes)) {
-    it(c.name, c.run);
-  }
 
   it('ctx.tx refuses BEGIN/COMMIT/ROLLBACK and any use once the delivery has ended', async () => {
     const store = new PostgresJsStore({ sql, tableName: inbox });

@@ -16,18 +16,14 @@ const HAND_ROLLED = { fresh: 4, duplicate: 3 };
 
 // The clients below read DATABASE_URL when their modules load: every connection goes through the proxy.
 const proxy = await proxyServerOf('postgres', 'TEST_POSTGRES_URL', testServers().postgresUrl);
-const { ORM_CLIENTS } = await import('./support/orm-clients.js');
-const { postgresFlavour, postgresJsFlavour } = await import('./support/flavours.js');
+const { SERVER_CLIENTS } = await import('./clients/index.js');
 const { openPool, uniqueName } = await import('./support/database.js');
 const { PostgresStore } = await import('../src/index.js');
 
 afterAll(() => proxy.close());
 
-const subjects: Array<() => Promise<RoundTripSubject<never>>> = [
-  ...ORM_CLIENTS.map(ormRoundTripSubject),
-  async () => (await postgresFlavour()) as unknown as RoundTripSubject<never>,
-  async () => (await postgresJsFlavour()) as unknown as RoundTripSubject<never>,
-];
+// Every client of the registry that speaks to the server (PGlite is inside the process: no wire to count).
+const subjects: Array<() => Promise<RoundTripSubject<never>>> = SERVER_CLIENTS.map((c) => ormRoundTripSubject(c.open));
 
 for (const c of roundTripCases(proxy, 'PostgreSQL', HAND_ROLLED, subjects)) it(c.name, c.run);
 

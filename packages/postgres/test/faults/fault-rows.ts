@@ -12,24 +12,9 @@ import {
 import { PostgresServer } from '@service-pay/test-kit/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe } from 'vitest';
+import type { PostgresClient } from '../clients/index.js';
 
 const packageDir = fileURLToPath(new URL('../..', import.meta.url));
-
-/**
- * The database client the apps use: node-postgres (`PostgresStore`), postgres.js (`PostgresJsStore`) or
- * one of the ORM stores (Drizzle, Kysely, Knex, TypeORM, Prisma), each crediting with its own query builder.
- */
-export type FaultDriver = 'pg' | 'postgres-js' | 'drizzle' | 'kysely' | 'knex' | 'typeorm' | 'prisma';
-
-const DRIVER_NAMES: Record<FaultDriver, string> = {
-  pg: 'PostgresStore (node-postgres)',
-  'postgres-js': 'PostgresJsStore (postgres.js)',
-  drizzle: 'DrizzleStore (Drizzle ORM on node-postgres)',
-  kysely: 'KyselyStore (Kysely on node-postgres)',
-  knex: 'KnexStore (Knex)',
-  typeorm: 'TypeOrmStore (TypeORM)',
-  prisma: 'PrismaStore (Prisma 7 on @prisma/adapter-pg)',
-};
 
 /** The fault rows' view of a PostgreSQL server of the test's own. */
 function database(server: PostgresServer, db: pg.Pool): FaultRowsDatabase {
@@ -67,59 +52,61 @@ function database(server: PostgresServer, db: pg.Pool): FaultRowsDatabase {
 /**
  * Faults with real processes: three Express apps (test/fixtures/app.ts) sharing one PostgreSQL that this
  * file starts itself, the simulator as the sender, and credits written through ctx.tx into a table WITHOUT a
- * unique constraint (the rows themselves: @service-pay/test-kit's faultRows). Run once per driver (one test
- * file each).
+ * unique constraint (the rows themselves: @service-pay/test-kit's faultRows). Run once per client of the
+ * registry that has an app (faults.test.ts), the app's client chosen by `DRIVER` (the client's id).
  */
-export function faultRows(driver: FaultDriver): void {
-  const merchant = generateMerchant({ name: 'postgres-faults' });
-  let server: PostgresServer;
-  let db: pg.Pool;
-  let sim: Simulator;
-  let restartSim: Simulator;
-  let apps: AppProcess[] = [];
+export function faultRows(client: PostgresClient): void {
+  // Each client's server and apps live in its own block: they start after the block before has ended.
+  describe(`${client.name} under faults, 3 app processes sharing one PostgreSQL`, () => {
+    const driver = client.id;
+    const merchant = generateMerchant({ name: 'postgres-faults' });
+    let server: PostgresServer;
+    let db: pg.Pool;
+    let sim: Simulator;
+    let restartSim: Simulator;
+    let apps: AppProcess[] = [];
 
-  const startApp = (instance: string, port = 0) =>
-    AppProcess.start({
-      cwd: packageDir,
-      env: {
-        DATABASE_URL: server.url,
-        WEBHOOK_SECRET: merchant.webhookSecret,
-        INSTANCE: instance,
-        PORT: String(port),
-        HANDLER_TIMEOUT_MS: '1000',
-        DRIVER: driver,
-      },
-    });
+    const startApp = (instance: string, port = 0) =>
+      AppProcess.start({
+        cwd: packageDir,
+        env: {
+          DATABASE_URL: server.url,
+          WEBHOOK_SECRET: merchant.webhookSecret,
+          INSTANCE: instance,
+          PORT: String(port),
+          HANDLER_TIMEOUT_MS: '1000',
+          DRIVER: driver,
+        },
+      });
 
-  beforeAll(async () => {
-    server = await PostgresServer.start();
-    db = new pg.Pool({ connectionString: server.url, max: 4 });
-    db.on('error', () => {}); // the database is stopped on purpose below
-    await db.query(`
-    create table credits (id bigserial primary key, payment_id text not null, instance text not null, at timestamptz not null default now());
-    create table fault_plan (payment_id text primary key, fault text not null, times int not null);
-    create table commit_bombs (payment_id text not null);
-    create function commit_bomb() returns trigger language plpgsql as $$
-      begin raise exception 'commit bomb for %', new.payment_id; end $$;
-    create constraint trigger commit_bomb after insert on commit_bombs
-      deferrable initially deferred for each row execute function commit_bomb();`);
-    // The apps migrate nothing themselves here: one migrate, as a deploy step would.
-    const { PostgresStore } = await import('../../src/index.js');
-    await new PostgresStore({ pool: db }).migrate();
-    sim = await startSimulator({ merchants: [merchant], retry: FAULT_RETRY, seed: 20261123 });
-    restartSim = await startSimulator({ merchants: [merchant], retry: RESTART_RETRY, seed: 20261124 });
-    apps = await Promise.all(['a', 'b', 'c'].map((name) => startApp(name)));
-  }, 120_000);
+    beforeAll(async () => {
+      server = await PostgresServer.start();
+      db = new pg.Pool({ connectionString: server.url, max: 4 });
+      db.on('error', () => {}); // the database is stopped on purpose below
+      await db.query(`
+      create table credits (id bigserial primary key, payment_id text not null, instance text not null, at timestamptz not null default now());
+      create table fault_plan (payment_id text primary key, fault text not null, times int not null);
+      create table commit_bombs (payment_id text not null);
+      create function commit_bomb() returns trigger language plpgsql as $$
+        begin raise exception 'commit bomb for %', new.payment_id; end $$;
+      create constraint trigger commit_bomb after insert on commit_bombs
+        deferrable initially deferred for each row execute function commit_bomb();`);
+      // The apps migrate nothing themselves here: one migrate, as a deploy step would.
+      const { PostgresStore } = await import('../../src/index.js');
+      await new PostgresStore({ pool: db }).migrate();
+      sim = await startSimulator({ merchants: [merchant], retry: FAULT_RETRY, seed: 20261123 });
+      restartSim = await startSimulator({ merchants: [merchant], retry: RESTART_RETRY, seed: 20261124 });
+      apps = await Promise.all(['a', 'b', 'c'].map((name) => startApp(name)));
+    }, 120_000);
 
-  afterAll(async () => {
-    await Promise.all(apps.map((app) => app.stop()));
-    await sim?.stop();
-    await restartSim?.stop();
-    await db?.end().catch(() => {});
-    await server?.stop();
-  }, 60_000);
+    afterAll(async () => {
+      await Promise.all(apps.map((app) => app.stop()));
+      await sim?.stop();
+      await restartSim?.stop();
+      await db?.end().catch(() => {});
+      await server?.stop();
+    }, 60_000);
 
-  describe(`${DRIVER_NAMES[driver]} under faults, 3 app processes sharing one PostgreSQL`, () => {
     sqlFaultRows({
       label: driver,
       databaseName: 'PostgreSQL',
@@ -130,10 +117,7 @@ export function faultRows(driver: FaultDriver): void {
       apps: () => apps,
       startApp,
       commitFailure: true,
-      // postgres.js 3.4.9 apps can die when a held transaction's connection is written to after its backend
-      // died (an uncatchable TypeError in postgres.js's own write timer, porsager/postgres#1208). What
-      // matters here: a crash loses nothing and credits nothing twice.
-      appsMayDie: driver === 'postgres-js',
+      appsMayDie: client.appsMayDie === true,
     });
   });
 }

@@ -180,7 +180,7 @@ const DEFAULT_PORTS: Record<WireProtocol, number> = { postgres: 5432, mysql: 330
  * @example
  * ```ts
  * const proxy = await proxyServerOf('postgres', 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/test');
- * const { ORM_CLIENTS } = await import('./support/orm-clients.js');
+ * const { SERVER_CLIENTS } = await import('./clients/index.js');
  * ```
  */
 export async function proxyServerOf(

@@ -1,66 +1,25 @@
 import { PrismaPg } from '@prisma/adapter-pg';
-import { type GuardSubject, type OrmClient as SharedOrmClient, typeOrmGuardWrites } from '@service-pay/sql/testing';
-import { sql as drizzleSql } from 'drizzle-orm';
+import { typeOrmGuardWrites } from '@service-pay/sql/testing';
+import { sql as drizzleSql, type SQL } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { pgTable, text } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
-import knexFactory from 'knex';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { drizzle as drizzleOnPostgresJs } from 'drizzle-orm/postgres-js';
+import knexFactory, { type Knex } from 'knex';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import type pg from 'pg';
 import postgres from 'postgres';
-import { DataSource, EntitySchema } from 'typeorm';
+import { DataSource, type EntityManager, EntitySchema } from 'typeorm';
 import { DrizzleStore } from '../../src/drizzle.js';
 import { KnexStore } from '../../src/knex.js';
 import { KyselyStore } from '../../src/kysely.js';
 import { type PrismaLike, PrismaStore } from '../../src/prisma.js';
 import { TypeOrmStore } from '../../src/typeorm.js';
-import { DATABASE_URL, openPool, uniqueName } from './database.js';
-
-/**
- * One ORM store as the tests use it; `marksTable` when the client cannot use the marks table made for it
- * (Prisma's schema names its own), and what the write guard's cases need beside (see `writeGuardCases`).
- */
-export type OrmClient<Tx> = SharedOrmClient<Tx> & {
-  marksTable?: string;
-  marks: string;
-  guard: Omit<GuardSubject<Tx>, 'store' | 'write' | 'count'>;
-};
-export type { OrmStore } from '@service-pay/sql/testing';
+import { DATABASE_URL, openPool } from '../support/database.js';
+import { type AppClient, type PostgresClient, pgOwnTransaction, placeholders, untyped, withTables } from './fixture.js';
 
 type Marks = Record<string, { marker: string }>;
 
-/** Creates the inbox and marks tables through a pg pool; `finish` builds the client around them. */
-async function withTables<Tx>(
-  label: string,
-  finish: (
-    inbox: string,
-    marks: string,
-    pool: pg.Pool,
-  ) => Promise<Omit<OrmClient<Tx>, 'inbox' | 'marks' | 'count' | 'rows'>>,
-): Promise<OrmClient<Tx>> {
-  const pool = await openPool();
-  const inbox = uniqueName(`${label}_inbox`);
-  const marks = uniqueName(`${label}_marks`);
-  await pool.query(`create table ${marks} (id serial primary key, marker text not null)`);
-  const client = await finish(inbox, marks, pool);
-  await client.store().migrate();
-  const table = client.marksTable ?? marks;
-  return {
-    ...client,
-    inbox,
-    marks: table,
-    count: async (marker) =>
-      Number((await pool.query(`select count(*)::int as n from ${table} where marker = $1`, [marker])).rows[0].n),
-    rows: async (text, params) => (await pool.query(text, params)).rows,
-    close: async () => {
-      await client.close();
-      await pool.query(`drop table if exists ${marks}, ${inbox}`);
-      await pool.end();
-    },
-  };
-}
-
-export function kyselyClient() {
+function openKysely() {
   return withTables<import('kysely').Transaction<Marks>>('kysely', async (inbox, marks, pool) => {
     const db = new Kysely<Marks>({ dialect: new PostgresDialect({ pool }) });
     // The natural mistake: the ORM's own transaction in the handler.
@@ -77,6 +36,7 @@ export function kyselyClient() {
       slowQuery: (tx, ms) => sql`select pg_sleep(${ms / 1000})`.execute(tx),
       failingQuery: (tx) => sql`select 1 / 0`.execute(tx),
       statement: (tx, text) => sql.raw(text).execute(tx),
+      exec: (tx, text) => sql.raw(text).execute(tx),
       writeInOwnTransaction: ownTransaction,
       guard: {
         raw: { dialect: 'postgres', table: marks, send: (text) => sql.raw(text).execute(db) },
@@ -111,12 +71,12 @@ export function kyselyClient() {
 
 type DrizzleTx = Parameters<Parameters<ReturnType<typeof drizzlePg>['transaction']>[0]>[0];
 
-function drizzleClient(flavour: 'node-postgres' | 'postgres.js') {
+function openDrizzle(flavour: 'node-postgres' | 'postgres.js') {
   return withTables<DrizzleTx>(flavour === 'node-postgres' ? 'drizzle' : 'drizzle_js', async (inbox, marks) => {
     const table = pgTable(marks, { marker: text('marker').notNull() });
     const sqlJs = flavour === 'postgres.js' ? postgres(DATABASE_URL, { max: 25, onnotice: () => {} }) : undefined;
     const pool = flavour === 'node-postgres' ? await openPool() : undefined;
-    const db = (sqlJs ? drizzlePostgresJs(sqlJs) : drizzlePg(pool as pg.Pool)) as ReturnType<typeof drizzlePg>;
+    const db = (sqlJs ? drizzleOnPostgresJs(sqlJs) : drizzlePg(pool as pg.Pool)) as ReturnType<typeof drizzlePg>;
     // The natural mistake: the ORM's own transaction in the handler.
     const ownTransaction = (marker: string) =>
       db.transaction(async (trx) => {
@@ -135,6 +95,7 @@ function drizzleClient(flavour: 'node-postgres' | 'postgres.js') {
       ...(flavour === 'node-postgres'
         ? { statement: (tx: DrizzleTx, text: string) => tx.execute(drizzleSql.raw(text)) }
         : {}),
+      exec: (tx, text) => tx.execute(drizzleSql.raw(text)),
       writeInOwnTransaction: ownTransaction,
       guard: {
         raw: {
@@ -161,7 +122,7 @@ function drizzleClient(flavour: 'node-postgres' | 'postgres.js') {
         poolOfOne: async () => {
           const oneJs = sqlJs ? postgres(DATABASE_URL, { max: 1, onnotice: () => {} }) : undefined;
           const onePool = sqlJs ? undefined : await openPool({ max: 1 });
-          const onOne = (oneJs ? drizzlePostgresJs(oneJs) : drizzlePg(onePool as pg.Pool)) as typeof db;
+          const onOne = (oneJs ? drizzleOnPostgresJs(oneJs) : drizzlePg(onePool as pg.Pool)) as typeof db;
           return {
             store: new DrizzleStore({ db: onOne, tableName: inbox }),
             write: async (tx, marker) => await tx.insert(table).values({ marker }),
@@ -183,10 +144,7 @@ function drizzleClient(flavour: 'node-postgres' | 'postgres.js') {
 
 const sqlTag = (ms: number) => drizzleSql`select pg_sleep(${ms / 1000})`;
 
-export const drizzleNodePostgresClient = () => drizzleClient('node-postgres');
-export const drizzlePostgresJsClient = () => drizzleClient('postgres.js');
-
-export function knexClient() {
+function openKnex() {
   return withTables<import('knex').Knex.Transaction>('knex', async (inbox, marks) => {
     const knex = knexFactory({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 25 } });
     // The natural mistake: the ORM's own transaction in the handler.
@@ -204,6 +162,7 @@ export function knexClient() {
       failingQuery: (tx) => tx.raw('select 1 / 0'),
       statement: (tx, text) => tx.raw(text),
       raw: (tx, text) => tx.raw(text),
+      exec: (tx, text) => tx.raw(text),
       writeInOwnTransaction: ownTransaction,
       guard: {
         raw: { dialect: 'postgres', table: marks, send: (text) => knex.raw(text) },
@@ -234,7 +193,7 @@ export function knexClient() {
   });
 }
 
-export function typeOrmClient() {
+function openTypeOrm() {
   return withTables<import('typeorm').EntityManager>('typeorm', async (inbox, marks) => {
     const Mark = new EntitySchema<{ id: number; marker: string }>({
       name: 'Mark',
@@ -256,6 +215,7 @@ export function typeOrmClient() {
       failingQuery: (tx) => tx.query('select 1 / 0'),
       statement: (tx, text) => tx.query(text),
       raw: (tx, text) => tx.query(text),
+      exec: (tx, text) => tx.query(text),
       writeInOwnTransaction: (marker) =>
         dataSource.transaction(async (manager) => {
           await manager.getRepository(Mark).insert({ marker });
@@ -298,7 +258,7 @@ type PrismaTx = Omit<PrismaMarks, '$transaction' | '$disconnect'>;
  * (test/prisma/generate.ts) into a folder outside git; it is imported by a computed path so that type
  * checks, which run before any test, do not need it.
  */
-export function prismaClient() {
+function openPrisma() {
   return withTables<PrismaTx>('prisma', async (inbox, _marks, pool) => {
     const generated = '../prisma/generated/client.ts';
     const { PrismaClient } = (await import(/* @vite-ignore */ generated)) as {
@@ -326,6 +286,7 @@ export function prismaClient() {
       slowQuery: async (tx, ms) => await tx.$queryRawUnsafe('select 1 as slept from pg_sleep($1::float8)', ms / 1000),
       failingQuery: (tx) => tx.$queryRawUnsafe('select 1 / 0'),
       statement: (tx, text) => tx.$executeRawUnsafe(text),
+      exec: (tx, text) => tx.$executeRawUnsafe(text),
       raw: (tx, text) => tx.$queryRawUnsafe(text),
       writeInOwnTransaction: ownTransaction,
       guard: {
@@ -363,27 +324,151 @@ export function prismaClient() {
   });
 }
 
-/** The app's own transaction on a node-postgres pool: a checked-out client, BEGIN, the mark, COMMIT. */
-async function pgOwnTransaction(pool: pg.Pool, marks: string, marker: string): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query(`insert into ${marks} (marker) values ($1)`, [marker]);
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+/** Drizzle's `sql` of `text` with `$n` placeholders bound to `params`. */
+const drizzleQuery = (text: string, params: unknown[]): SQL =>
+  drizzleSql.join(
+    placeholders(text).map((part, i) => (i % 2 === 0 ? drizzleSql.raw(part) : drizzleSql`${params[Number(part) - 1]}`)),
+  );
+
+/** Kysely: `KyselyStore` on the app's `Kysely` and its node-postgres pool. */
+export const kysely: PostgresClient = {
+  id: 'kysely',
+  name: 'KyselyStore (Kysely on node-postgres)',
+  ownTransactions: ['db.transaction()', 'db.startTransaction()', 'pool.connect() + BEGIN'],
+  stepwise: ['pool.connect() + BEGIN'],
+  open: () => untyped(openKysely()),
+  app: (_databaseUrl, pool): AppClient => {
+    interface Tables {
+      credits: { payment_id: string; instance: string };
+    }
+    const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+    const query = (text: string, params: unknown[]) =>
+      sql.join(
+        placeholders(text).map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${params[Number(part) - 1]}`)),
+        sql.raw(''),
+      );
+    return {
+      store: new KyselyStore({ db, pool }),
+      exec: (tx, text, params = []) => query(text, params).execute(tx as Transaction<Tables>),
+      credit: (tx, paymentId, instance) =>
+        (tx as Transaction<Tables>).insertInto('credits').values({ payment_id: paymentId, instance }).execute(),
+      close: () => db.destroy(),
+    };
+  },
+};
+
+/** Drizzle ORM on node-postgres: `DrizzleStore` on the app's `drizzle(pool)`. */
+export const drizzleNodePostgres: PostgresClient = {
+  id: 'drizzle',
+  name: 'DrizzleStore (Drizzle ORM on node-postgres)',
+  ownTransactions: ['db.transaction()', 'pool.connect() + BEGIN'],
+  stepwise: ['pool.connect() + BEGIN'],
+  open: () => untyped(openDrizzle('node-postgres')),
+  app: (_databaseUrl, pool): AppClient => {
+    const db = drizzlePg(pool);
+    type Tx = Parameters<Parameters<typeof db.transaction>[0]>[0];
+    const credits = pgTable('credits', {
+      paymentId: text('payment_id').notNull(),
+      instance: text('instance').notNull(),
+    });
+    return {
+      store: new DrizzleStore({ db }),
+      exec: (tx, text, params = []) => (tx as Tx).execute(drizzleQuery(text, params)),
+      credit: (tx, paymentId, instance) => (tx as Tx).insert(credits).values({ paymentId, instance }),
+      close: async () => {},
+    };
+  },
+};
+
+/** Drizzle ORM on postgres.js: `DrizzleStore` on the app's `drizzle(sql)`; its statements judged by text. */
+export const drizzlePostgresJs: PostgresClient = {
+  id: 'drizzle-postgres-js',
+  name: 'DrizzleStore (Drizzle ORM on postgres.js)',
+  textOnly: true,
+  ownTransactions: ['db.transaction()', 'sql.begin()'],
+  open: () => untyped(openDrizzle('postgres.js')),
+};
+
+/** Knex (client 'pg'): `KnexStore` on the app's `knex`. */
+export const knex: PostgresClient = {
+  id: 'knex',
+  name: 'KnexStore (Knex)',
+  ownTransactions: ['knex.transaction()', 'knex.transactionProvider()'],
+  open: () => untyped(openKnex()),
+  app: (databaseUrl): AppClient => {
+    const knex = knexFactory({
+      client: 'pg',
+      connection: databaseUrl,
+      pool: { min: 0, max: 20 },
+      acquireConnectionTimeout: 2_000,
+    });
+    return {
+      store: new KnexStore({ knex }),
+      exec: (tx, text, params = []) => (tx as Knex.Transaction).raw(text.replace(/\$\d+/g, '?'), params as never[]),
+      credit: (tx, paymentId, instance) =>
+        (tx as Knex.Transaction)('credits').insert({ payment_id: paymentId, instance }),
+      close: () => knex.destroy(),
+    };
+  },
+};
+
+/** TypeORM: `TypeOrmStore` on the app's `DataSource`. */
+export const typeOrm: PostgresClient = {
+  id: 'typeorm',
+  name: 'TypeOrmStore (TypeORM)',
+  ownTransactions: ['dataSource.transaction()', 'dataSource.manager.transaction()', 'queryRunner.startTransaction()'],
+  open: () => untyped(openTypeOrm()),
+  app: async (databaseUrl): Promise<AppClient> => {
+    const Credit = new EntitySchema<{ id: string; paymentId: string; instance: string }>({
+      name: 'Credit',
+      tableName: 'credits',
+      columns: {
+        id: { type: 'bigint', primary: true, generated: true },
+        paymentId: { type: String, name: 'payment_id' },
+        instance: { type: String },
+      },
+    });
+    const dataSource = await new DataSource({
+      type: 'postgres',
+      url: databaseUrl,
+      entities: [Credit],
+      poolSize: 20,
+      connectTimeoutMS: 2_000,
+    }).initialize();
+    return {
+      store: new TypeOrmStore({ dataSource }),
+      exec: (tx, text, params) => (tx as EntityManager).query(text, params),
+      credit: (tx, paymentId, instance) => (tx as EntityManager).getRepository(Credit).insert({ paymentId, instance }),
+      close: () => dataSource.destroy(),
+    };
+  },
+};
+
+/** What the fault app uses of the generated Prisma client (test/prisma/schema.prisma). */
+interface PrismaCredits extends PrismaLike {
+  credit: { create(args: { data: { paymentId: string; instance: string } }): Promise<unknown> };
+  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
+  $disconnect(): Promise<void>;
 }
 
-/** Every ORM client, for the suites that run on each. */
-export const ORM_CLIENTS = [
-  kyselyClient,
-  drizzleNodePostgresClient,
-  drizzlePostgresJsClient,
-  knexClient,
-  typeOrmClient,
-  prismaClient,
-] as const;
+/** Prisma 7 on @prisma/adapter-pg: `PrismaStore` on the app's client and the adapter's pool. */
+export const prisma: PostgresClient = {
+  id: 'prisma',
+  name: 'PrismaStore (Prisma 7 on @prisma/adapter-pg)',
+  ownTransactions: ['prisma.$transaction(fn)', 'prisma.$transaction([...])'],
+  open: () => untyped(openPrisma()),
+  app: async (databaseUrl): Promise<AppClient> => {
+    const generated = '../prisma/generated/client.ts'; // a computed path: type checks run before it exists
+    const { PrismaClient } = (await import(/* @vite-ignore */ generated)) as {
+      PrismaClient: new (options: { adapter: PrismaPg }) => PrismaCredits;
+    };
+    const adapter = new PrismaPg({ connectionString: databaseUrl, max: 20, connectionTimeoutMillis: 2_000 });
+    const prisma = new PrismaClient({ adapter });
+    return {
+      store: new PrismaStore({ prisma }),
+      exec: (tx, text, params = []) => (tx as PrismaCredits).$executeRawUnsafe(text, ...params),
+      credit: (tx, paymentId, instance) => (tx as PrismaCredits).credit.create({ data: { paymentId, instance } }),
+      close: () => prisma.$disconnect(),
+    };
+  },
+};

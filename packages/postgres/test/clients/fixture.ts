@@ -1,0 +1,129 @@
+import type { WebhookStore } from '@service-pay/core';
+import { type GuardSubject, type OrmClient, talkAroundTeardown } from '@service-pay/sql/testing';
+import type pg from 'pg';
+import { openPool, uniqueName } from '../support/database.js';
+
+/**
+ * One client of the app's as every shared case list uses it: a store on the app's client, the credit
+ * through `ctx.tx` into a marks table WITHOUT a unique constraint (a second credit would show), the app's
+ * own client beside it (the write guard's cases), and how to close it all.
+ */
+export type ClientFixture<Tx> = OrmClient<Tx> & {
+  /** The marks table as the client names it. */
+  marks: string;
+  /** Any statement through `ctx.tx`, as SQL text (the handler tests' commit that fails). */
+  exec(tx: Tx, text: string): PromiseLike<unknown>;
+  /** What the write guard's cases need beside the store, the credit and the count (see `GuardSubject`). */
+  guard: Omit<GuardSubject<Tx>, 'store' | 'write' | 'count'>;
+};
+
+/**
+ * One client as the fault rows' app process uses it (test/fixtures/app.ts): its store on `databaseUrl`,
+ * any statement through `ctx.tx` (`$n` placeholders), and the credit into `credits (payment_id, instance)`.
+ */
+export interface AppClient {
+  store: WebhookStore;
+  exec(tx: unknown, text: string, params?: unknown[]): Promise<unknown>;
+  credit(tx: unknown, paymentId: string, instance: string): Promise<unknown>;
+  close(): Promise<unknown>;
+}
+
+/**
+ * A line of the registry (`POSTGRES_CLIENTS` in ./index.ts): everything a shared case list needs to run on
+ * a client. Adding a client is its file here and one line in the registry.
+ */
+export interface PostgresClient {
+  /** Short and unique: the app process's `DRIVER`, and the fixture's table prefix. */
+  readonly id: string;
+  /** As test titles and the fault rows name it. */
+  readonly name: string;
+  /** Opens the fixture on the shared server (or a database of its own, for PGlite). */
+  open(): Promise<ClientFixture<never>>;
+  /**
+   * The names of the fixture's `guard.ownTransactions`, and below of its `guard.apiForms`: a case list is
+   * made before its fixture opens, so the names are given here.
+   */
+  readonly ownTransactions: readonly string[];
+  readonly apiForms?: readonly string[];
+  /** Own-transaction forms that open their transaction only after a first await (see `GuardSubject`). */
+  readonly stepwise?: readonly string[];
+  /** The fixture's guard has `callbackPool` (the client's callback API). */
+  readonly callbackPool?: boolean;
+  /**
+   * The app's statements during a delivery are judged by the text check alone (they cannot be run
+   * read-only on the server): the forms only the server can refuse are not run on it.
+   */
+  readonly textOnly?: boolean;
+  /**
+   * One connection in the test's own process (PGlite): one delivery at a time, and no statement can be
+   * interrupted, so the cases that need either do not apply.
+   */
+  readonly oneConnection?: boolean;
+  /** The app process of the fault rows on this client; none for a database inside the process. */
+  readonly app?: (databaseUrl: string, pool: pg.Pool) => AppClient | Promise<AppClient>;
+  /** The fault rows' apps may die on a crash (a driver's own uncatchable error); nothing may be lost. */
+  readonly appsMayDie?: boolean;
+}
+
+type Finished<Tx> = Omit<ClientFixture<Tx>, 'inbox' | 'marks' | 'count' | 'rows'> & { marksTable?: string };
+
+/**
+ * Makes fresh inbox and marks tables on the shared server (the marks table through a pool of the test's
+ * own, which also counts and reads), lets `finish` build the client around them, and migrates its store.
+ * Closing closes the client, drops both tables and ends the pool.
+ */
+export async function withTables<Tx>(
+  label: string,
+  finish: (inbox: string, marks: string, pool: pg.Pool) => Promise<Finished<Tx>>,
+): Promise<ClientFixture<Tx>> {
+  const pool = await openPool();
+  const inbox = uniqueName(`${label}_inbox`);
+  const marks = uniqueName(`${label}_marks`);
+  await pool.query(`create table ${marks} (id serial primary key, marker text not null)`);
+  const client = await finish(inbox, marks, pool);
+  await client.store().migrate();
+  const table = client.marksTable ?? marks;
+  return {
+    ...client,
+    inbox,
+    marks: table,
+    count: async (marker) =>
+      Number((await pool.query(`select count(*)::int as n from ${table} where marker = $1`, [marker])).rows[0].n),
+    rows: async (text, params) => (await pool.query(text, params)).rows,
+    close: async () => {
+      await client.close();
+      await pool.query(`drop table if exists ${marks}, ${inbox} cascade`);
+      await pool.query(`drop function if exists ${inbox}_claim, ${inbox}_take_v2`);
+      for (const statement of talkAroundTeardown('postgres', marks)) await pool.query(statement);
+      await pool.end();
+    },
+  };
+}
+
+/** The app's own transaction on a node-postgres pool: a checked-out client, BEGIN, the mark, COMMIT. */
+export async function pgOwnTransaction(pool: pg.Pool, marks: string, marker: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`insert into ${marks} (marker) values ($1)`, [marker]);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** `text` with `$n` placeholders split into literal parts and parameter numbers (odd indexes). */
+export const placeholders = (text: string): string[] => text.split(/\$(\d+)/);
+
+/**
+ * A fixture typed for its own client, as the registry holds every one: the shared case lists pass its
+ * `ctx.tx` only back to its own functions, so its type does not matter there.
+ */
+export function untyped<Tx>(fixture: ClientFixture<Tx>): ClientFixture<never>;
+export function untyped<Tx>(fixture: Promise<ClientFixture<Tx>>): Promise<ClientFixture<never>>;
+export function untyped(fixture: unknown): unknown {
+  return fixture;
+}

@@ -1,5 +1,0 @@
-import { faultRows } from './fault-rows.js';
-
-// The fault rows on KyselyStore (Kysely on a node-postgres pool): the same apps, scenarios and counts as node-postgres, the credit written
-// with the client's own query builder through ctx.tx.
-faultRows('kysely');
