@@ -20,9 +20,9 @@ export type { ClaimResult, Interruption, SqlDialect } from './dialect.js';
 export type { MySqlTableOptions } from './dialects/mysql/table-name.js';
 export type { PostgresTableOptions } from './dialects/postgres/table-name.js';
 export type { SqliteTableOptions } from './dialects/sqlite/table-name.js';
-export { HeldSession, type HeldSessionContext } from './held-session.js';
-export { oneConnection } from './one-connection.js';
-export { PendingQueries, QueryNotAwaitedError } from './pending-queries.js';
+export { HeldSession, type HeldSessionContext } from './guard/held-session.js';
+export { oneConnection } from './guard/one-connection.js';
+export { PendingQueries, QueryNotAwaitedError } from './guard/pending-queries.js';
 export {
   answeredCallback,
   type Checkout,
@@ -31,11 +31,8 @@ export {
   guardPoolQueries,
   type QuerySend,
   type RunningDelivery,
-} from './pool-guard.js';
-export { IN_PROGRESS_RETRY_MS, milliseconds, PRUNE_BATCH, pruneAge } from './prune-age.js';
-export { MARIADB_READ_ONLY_PREFIX } from './read-only-prefix.js';
-export { INTERRUPT_GRACE_MS, ROLLBACK_GRACE_MS, rollBackInterrupting } from './rollback-escalation.js';
-export { type SqlBinding, SqlStore, type SqlStoreApi } from './sql-store.js';
+} from './guard/pool-guard.js';
+export { MARIADB_READ_ONLY_PREFIX } from './guard/read-only-prefix.js';
 export {
   isReadOnlyRefusal,
   type SqlDialectName,
@@ -43,7 +40,12 @@ export {
   serverRefusal,
   statementKind,
   statementRefusal,
-} from './statement-kind.js';
+} from './guard/statement-kind.js';
+export { abortedTransactionError, endedError, nestedTransactionError } from './guard/transaction-errors.js';
+export { DB_WRITES_BESIDE_TX, sayUnguarded } from './guard/unguarded.js';
+export { IN_PROGRESS_RETRY_MS, milliseconds, PRUNE_BATCH, pruneAge } from './prune-age.js';
+export { INTERRUPT_GRACE_MS, ROLLBACK_GRACE_MS, rollBackInterrupting } from './rollback-escalation.js';
+export { type SqlBinding, SqlStore, type SqlStoreApi } from './sql-store.js';
 export {
   DEFAULT_TABLE_NAME,
   type InboxTableName,
@@ -52,5 +54,3 @@ export {
   type TableNameRules,
   tableNameParts,
 } from './table-name.js';
-export { abortedTransactionError, endedError, nestedTransactionError } from './transaction-errors.js';
-export { DB_WRITES_BESIDE_TX, sayUnguarded } from './unguarded.js';

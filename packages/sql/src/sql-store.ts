@@ -10,12 +10,12 @@ import { asStoreWork } from '@service-pay/core/node';
 import { AutoMigration, autoMigrateOption, MissingTableError } from './auto-migrate.js';
 import type { SqlClient } from './client.js';
 import type { Interruption, SqlDialect } from './dialect.js';
-import { HeldSession, type HeldSessionContext } from './held-session.js';
+import { HeldSession, type HeldSessionContext } from './guard/held-session.js';
+import { endedError, nestedTransactionError } from './guard/transaction-errors.js';
 import { LedgerStatements } from './ledger/ledger-statements.js';
 import { SqlLedger } from './ledger/sql-ledger.js';
 import { IN_PROGRESS_RETRY_MS, PRUNE_BATCH, pruneAge } from './prune-age.js';
 import type { InboxTableName, SqlStoreOptions } from './table-name.js';
-import { endedError, nestedTransactionError } from './transaction-errors.js';
 
 /** How long `migrate` waits for a database's write lock held by another writer, and how often it tries. */
 const MIGRATE_LOCK_WAIT_MS = 10_000;

@@ -2,8 +2,8 @@ import type { StorePoolState } from '@service-pay/core';
 import { clientGuard, refusedValue, refuseOwnTransactions, wrapMethod } from '@service-pay/core/node';
 import type { Knex } from 'knex';
 import { answered, runThrough, type SqlClient, type Statement } from '../client.js';
-import { MARIADB_READ_ONLY_PREFIX } from '../read-only-prefix.js';
-import { isReadOnlyRefusal, serverRefusal, statementKind, statementRefusal } from '../statement-kind.js';
+import { MARIADB_READ_ONLY_PREFIX } from '../guard/read-only-prefix.js';
+import { isReadOnlyRefusal, serverRefusal, statementKind, statementRefusal } from '../guard/statement-kind.js';
 import { clientOption } from './option.js';
 
 /**

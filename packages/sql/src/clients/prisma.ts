@@ -1,7 +1,7 @@
 import { refuseOwnTransactions } from '@service-pay/core/node';
 import { answered, type Row, resultOf, type SqlClient, type Statement, type StatementResult } from '../client.js';
+import { sayUnguarded } from '../guard/unguarded.js';
 import { milliseconds } from '../prune-age.js';
-import { sayUnguarded } from '../unguarded.js';
 import { clientOption } from './option.js';
 
 /** The options Prisma's interactive `$transaction` takes that the store sets. */

@@ -8,7 +8,7 @@ import {
 } from '@service-pay/core/node';
 import type { DataSource, EntityManager } from 'typeorm';
 import { answered, runThrough, type SqlClient, type Statement } from '../client.js';
-import { statementRefusal } from '../statement-kind.js';
+import { statementRefusal } from '../guard/statement-kind.js';
 import { clientOption } from './option.js';
 
 /**

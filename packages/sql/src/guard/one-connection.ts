@@ -1,4 +1,4 @@
-import type { SqlClient } from './client.js';
+import type { SqlClient } from '../client.js';
 
 /** Per connection, shared by every store on it: whether a transaction of ours holds it, and who waits. */
 const gates = new WeakMap<object, { held: boolean; waiters: (() => void)[] }>();

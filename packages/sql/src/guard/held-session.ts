@@ -1,9 +1,9 @@
 import type { HeldTransaction, InboxRecord, TransactionSession } from '@service-pay/core';
 import { type DeliveryScope, openDelivery } from '@service-pay/core/node';
-import type { Interruption } from './dialect.js';
+import type { Interruption } from '../dialect.js';
+import { rollBackInterrupting } from '../rollback-escalation.js';
+import type { SqlBinding } from '../sql-store.js';
 import { PendingQueries, type TransactionRules } from './pending-queries.js';
-import { rollBackInterrupting } from './rollback-escalation.js';
-import type { SqlBinding } from './sql-store.js';
 import { abortedTransactionError, endedError } from './transaction-errors.js';
 
 /** Everything a held session needs to know about the store that opened it: its binding, and its table checked. */
