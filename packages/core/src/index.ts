@@ -55,7 +55,7 @@ export {
 } from './reconcile/create-reconciler.js';
 export { type SignWebhookInput, signWebhook } from './sign/sign-webhook.js';
 export type { ClaimOutcome, DedupeStore } from './store/dedupe-store.js';
-export { guardTransaction, refuseTransactionCall, type TransactionGuardOptions } from './store/guard-transaction.js';
+export { guardTransaction } from './store/guard-transaction.js';
 export { type HeldTransaction, holdTransaction } from './store/held-transaction.js';
 export { MemoryDedupeStore, type MemoryDedupeStoreOptions } from './store/memory-store.js';
 export type {

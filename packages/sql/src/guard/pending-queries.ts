@@ -1,4 +1,4 @@
-import { guardTransaction, refuseTransactionCall, type TransactionGuardOptions } from '@service-pay/core';
+import { guardTransaction } from '@service-pay/core';
 import type { DeliveryScope } from '@service-pay/core/node';
 import { statementKind } from './statement-kind.js';
 import { abortedTransactionError } from './transaction-errors.js';
@@ -81,7 +81,7 @@ interface Lazy {
  * `PendingQueries.wrap`, they are checked by the same proxy that follows the handler's queries, so a call
  * through `ctx.tx` crosses one proxy, not two. Made once per store.
  */
-export type TransactionRules = Omit<TransactionGuardOptions, 'ended'>;
+export type TransactionRules = Omit<Parameters<typeof guardTransaction>[1], 'ended'>;
 
 /**
  * `ctx.tx` guarded by `rules` in the top proxy: where a client's own call gets `ctx.tx` back as an argument,
@@ -239,53 +239,28 @@ export class PendingQueries {
   }
 
   /**
-   * The top proxy with the guard's rules in it: each of `tx`'s methods, and `tx` called, first refuses
-   * once the delivery ended (`endedError`), and a raw-text method refuses transaction control
-   * (`nestedError`), then runs on `tx` itself, its result followed. Everything else as `#wrap` at depth 0,
-   * where `tx` was the guard's proxy: nothing is renamed, superseded or returned as this proxy.
+   * The top proxy: core's one `ctx.tx` proxy (`guardTransaction`) with the guard's rules, this delivery
+   * following each call in it. Each of `tx`'s methods, and `tx` called, first answers a late use, then the
+   * guard refuses once the delivery ended (`endedError`), and transaction control through a raw-text
+   * method (`nestedError`), then the call runs on `tx` itself, its result followed. Everything else as
+   * `#wrap` at depth 0: nothing is renamed, superseded or returned as this proxy.
    */
   #guardedTop(tx: object, ended: () => boolean, rules: TransactionRules): object {
-    const pending = this;
-    const { rawTextMethods } = rules;
-    const proxy = new Proxy(tx, {
-      apply(target, _thisArg, args) {
-        const late = pending.#late(undefined, undefined);
-        if (late !== NOT_LATE) return late;
-        const unwrapped = pending.#unwrapped(args);
-        refuseTransactionCall(ended, rules, false, undefined);
-        return pending.#result(Reflect.apply(target as never, target, unwrapped), undefined, undefined);
-      },
-      get(target, property) {
-        const member = Reflect.get(target, property);
-        if (typeof member === 'function' && property !== 'constructor') {
-          const raw = rawTextMethods.includes(property as string);
-          if (property === 'then' || property === 'catch' || property === 'finally') {
-            return (...args: unknown[]) => {
-              const late = pending.#late(undefined, property);
-              if (late !== NOT_LATE) return late;
-              refuseTransactionCall(ended, rules, raw, args[0]);
-              return (member as (...a: unknown[]) => unknown).apply(target, args);
-            };
-          }
-          return (...args: unknown[]) => {
-            const late = pending.#late(undefined, property);
-            if (late !== NOT_LATE) return late;
-            const unwrapped = pending.#unwrapped(args);
-            refuseTransactionCall(ended, rules, raw, unwrapped[0]);
-            const result = (member as (...a: unknown[]) => unknown).apply(
-              target,
-              pending.#followCallback(property, unwrapped),
-            );
-            return pending.#result(result, undefined, property);
-          };
-        }
+    const proxy = guardTransaction(
+      tx,
+      { ...rules, ended },
+      {
+        instead: (property, proceed) => {
+          const late = this.#late(undefined, property);
+          return late === NOT_LATE ? proceed : late;
+        },
+        args: (args) => this.#unwrapped(args),
+        callArgs: (property, args) => this.#followCallback(property, args),
+        result: (value, property) => this.#result(value, undefined, property),
         // One level of objects (Prisma's model delegates: `ctx.tx.order.create(...)`).
-        if (typeof member === 'object' && member !== null && typeof property === 'string') {
-          return pending.#wrap(member, 1, `ctx.tx.${property}`);
-        }
-        return member;
+        member: (value, property) => this.#wrap(value, 1, `ctx.tx.${property}`),
       },
-    });
+    );
     this.#targets.set(proxy, new GuardedTop(tx, ended, rules));
     return proxy;
   }
