@@ -9,7 +9,7 @@ import { drizzleClient, drizzleOption } from '@service-pay/sql/clients/drizzle';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import { is, type SQLWrapper } from 'drizzle-orm';
 import { MySqlDatabase } from 'drizzle-orm/mysql-core';
-import { corePoolOf, guardMysql2Pool } from './clients/mysql2-pool-guard.js';
+import { corePoolOf, guardMysql2Pool } from './clients/mysql2/mysql2-pool-guard.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 

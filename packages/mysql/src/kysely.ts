@@ -2,7 +2,7 @@ import { type MySqlTableOptions, SqlStore } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import type { Kysely, Transaction } from 'kysely';
-import { corePoolOf, guardMysql2Pool } from './clients/mysql2-pool-guard.js';
+import { corePoolOf, guardMysql2Pool } from './clients/mysql2/mysql2-pool-guard.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 

@@ -1,8 +1,8 @@
 import { type MySqlTableOptions, SqlStore } from '@service-pay/sql';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import { mysql2Client } from './clients/mysql2.js';
-import { corePoolOf, guardMysql2Pool } from './clients/mysql2-pool-guard.js';
+import { mysql2Client } from './clients/mysql2/mysql2.js';
+import { corePoolOf, guardMysql2Pool } from './clients/mysql2/mysql2-pool-guard.js';
 
 /**
  * Options of `MySqlStore`.

@@ -7,7 +7,7 @@ import {
   guardMariaDbPool,
   isMariaDbPool,
   type MariaDbPoolLike,
-} from './clients/mariadb-pool-guard.js';
+} from './clients/mariadb/mariadb-pool-guard.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 

@@ -2,7 +2,7 @@ import { type MySqlTableOptions, SqlStore, sayUnguarded } from '@service-pay/sql
 import { typeOrmClient, typeOrmOption } from '@service-pay/sql/clients/typeorm';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import type { DataSource, EntityManager } from 'typeorm';
-import { corePoolOf, guardMysql2Pool } from './clients/mysql2-pool-guard.js';
+import { corePoolOf, guardMysql2Pool } from './clients/mysql2/mysql2-pool-guard.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 

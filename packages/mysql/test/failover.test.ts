@@ -4,7 +4,7 @@ import { type SqlClient, SqlStore } from '@service-pay/sql';
 import { mysqlDialect } from '@service-pay/sql/mysql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { mysql2Client } from '../src/clients/mysql2.js';
+import { mysql2Client } from '../src/clients/mysql2/mysql2.js';
 import { openPool, uniqueName } from './support/database.js';
 
 /**

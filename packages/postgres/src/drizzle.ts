@@ -9,7 +9,7 @@ import { drizzleClient, drizzleOption } from '@service-pay/sql/clients/drizzle';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import { is, type SQLWrapper } from 'drizzle-orm';
 import { PgDatabase } from 'drizzle-orm/pg-core';
-import { guardPgPool } from './clients/pg-pool-guard.js';
+import { guardPgPool } from './clients/node-postgres/pg-pool-guard.js';
 import { guardPostgresJs, isPostgresJs } from './clients/postgres-js.js';
 import { describePgPool, isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
 

@@ -2,7 +2,7 @@ import { type PostgresTableOptions, SqlStore } from '@service-pay/sql';
 import { kyselyClient, kyselyOption } from '@service-pay/sql/clients/kysely';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Kysely, Transaction } from 'kysely';
-import { guardPgPool } from './clients/pg-pool-guard.js';
+import { guardPgPool } from './clients/node-postgres/pg-pool-guard.js';
 import { describePgPool, isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';

@@ -2,10 +2,10 @@ import type { TransactionClaim } from '@service-pay/core';
 import { type AutoMigrateOption, type SqlClient, SqlStore, type SqlStoreApi } from '@service-pay/sql';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Pool, PoolClient } from 'pg';
-import { nodePostgresClient } from './clients/node-postgres.js';
-import { guardPgPool } from './clients/pg-pool-guard.js';
-import { pgliteClient } from './clients/pglite.js';
-import { guardPGlite } from './clients/pglite-guard.js';
+import { nodePostgresClient } from './clients/node-postgres/node-postgres.js';
+import { guardPgPool } from './clients/node-postgres/pg-pool-guard.js';
+import { pgliteClient } from './clients/pglite/pglite.js';
+import { guardPGlite } from './clients/pglite/pglite-guard.js';
 import type { PGliteLike, PGliteTransaction } from './pglite-types.js';
 import { describePgPool, keepPoolErrorsFromCrashing } from './pool-errors.js';
 

@@ -3,7 +3,7 @@ import { type PostgresTableOptions, SqlStore } from '@service-pay/sql';
 import { guardPrismaPool, prismaClient, prismaOption } from '@service-pay/sql/clients/prisma';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Pool } from 'pg';
-import { guardPgPool } from './clients/pg-pool-guard.js';
+import { guardPgPool } from './clients/node-postgres/pg-pool-guard.js';
 import { isPgPool } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';

@@ -2,7 +2,7 @@ import { type PostgresTableOptions, SqlStore, sayUnguarded } from '@service-pay/
 import { typeOrmClient, typeOrmOption } from '@service-pay/sql/clients/typeorm';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { DataSource, EntityManager } from 'typeorm';
-import { guardPgPool } from './clients/pg-pool-guard.js';
+import { guardPgPool } from './clients/node-postgres/pg-pool-guard.js';
 import { describePgPool, isPgPool } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';

@@ -1,6 +1,6 @@
 import { resultOf, type SqlClient, type Statement } from '@service-pay/sql';
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import { guardConnection } from '../transaction-guard.js';
+import { guardConnection } from './transaction-guard.js';
 
 const ignore = () => {};
 

@@ -1,6 +1,6 @@
 import { endedError, nestedTransactionError, resultOf, type SqlClient, type Statement } from '@service-pay/sql';
 import { endsPostgresTransaction } from '@service-pay/sql/postgres';
-import type { PGliteLike, PGliteTransaction } from '../pglite-types.js';
+import type { PGliteLike, PGliteTransaction } from '../../pglite-types.js';
 
 /**
  * Per PGlite instance, shared by every store on it: whether one of our transactions is open. PGlite is one

@@ -1,8 +1,8 @@
 import { refuseOwnTransactions } from '@service-pay/core/node';
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import { answered, runThrough, type SqlClient, type Statement } from '../client.js';
+import { answered, runThrough, type SqlClient, type Statement } from '../../client.js';
+import { clientOption } from '../option.js';
 import { guardKyselyExecutor } from './kysely-guard.js';
-import { clientOption } from './option.js';
 
 export { ConnectionHeldError } from './kysely-guard.js';
 

@@ -1,6 +1,6 @@
 import { clientGuard, OwnTransactionError, refusedValue, wrapMethod } from '@service-pay/core/node';
 import { statementRefusal } from '@service-pay/sql';
-import type { PGliteLike } from '../pglite-types.js';
+import type { PGliteLike } from '../../pglite-types.js';
 
 /**
  * Refuses, during a delivery of a store given `pglite`, a write or a transaction the handler sends through

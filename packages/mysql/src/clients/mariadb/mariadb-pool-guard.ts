@@ -10,7 +10,7 @@ import {
   statementKind,
   statementRefusal,
 } from '@service-pay/sql';
-import { readOnlyStatement, sqlTextOf } from './read-only-statement.js';
+import { readOnlyStatement, sqlTextOf } from '../read-only-statement.js';
 
 /**
  * What the store uses of a pool of the `mariadb` driver (`mariadb.createPool(...)`, the pool

@@ -12,7 +12,7 @@ import {
   statementKind,
   statementRefusal,
 } from '@service-pay/sql';
-import { READ_ONLY_PREFIX, readOnlyStatement, sqlTextOf } from './read-only-statement.js';
+import { READ_ONLY_PREFIX, readOnlyStatement, sqlTextOf } from '../read-only-statement.js';
 
 type Callback = (error: unknown, ...rest: unknown[]) => void;
 type Method = (...args: unknown[]) => unknown;

@@ -1,6 +1,6 @@
 import { type ClientGuard, clientGuard, OwnTransactionError, wrapMethod } from '@service-pay/core/node';
 import type { Kysely, Transaction } from 'kysely';
-import { statementRefusal } from '../guard/statement-kind.js';
+import { statementRefusal } from '../../guard/statement-kind.js';
 
 /**
  * The error what cannot join the delivery's transaction gets, when sent through the app's Kysely instance
