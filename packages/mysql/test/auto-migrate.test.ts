@@ -11,8 +11,8 @@ import type { Pool } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
 import { KyselyStore } from '../src/kysely.js';
+import { MYSQL_CLIENTS } from './clients/index.js';
 import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
-import { ORM_CLIENTS } from './support/orm-clients.js';
 
 // The first delivery on an empty database is credited: each store creates its inbox and lock slots when a
 // delivery finds them missing (autoMigrate, on by default), here with a payment id of core's longest, 256
@@ -23,24 +23,10 @@ beforeAll(async () => {
 });
 afterAll(() => pool.end());
 
-const subjects: Array<() => Promise<EmptyDatabaseSubject>> = [
-  ...ORM_CLIENTS.map((make) => async () => {
-    const client = await make();
-    return { ...client, store: client.store() } as unknown as EmptyDatabaseSubject;
-  }),
-  async () => {
-    const inbox = uniqueName('auto_inbox');
-    return {
-      name: 'mysql2',
-      inbox,
-      store: new MySqlStore({ pool, tableName: inbox }) as TransactionalStore<unknown>,
-      rows: async (text) => (await pool.query(text))[0] as Array<Record<string, unknown>>,
-      close: async () => {
-        await pool.query(`drop table if exists ${inbox}, ${inbox}_keys`);
-      },
-    };
-  },
-];
+const subjects: Array<() => Promise<EmptyDatabaseSubject>> = MYSQL_CLIENTS.map((make) => async () => {
+  const client = await make();
+  return { ...client, store: client.store() } as unknown as EmptyDatabaseSubject;
+});
 
 const longest = `p_${'x'.repeat(254)}`;
 const draft: InboxDraft = { paymentId: longest, deliveryId: 'dl_test', source: 'webhook' };

@@ -1,38 +1,23 @@
-import { type TransactionalWrites, transactionalStoreConformance } from '@service-pay/core/testing';
 import type { PoolConnection as CallbackConnection } from 'mysql2';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
 import { openPool, uniqueName } from './support/database.js';
 
-describe('MySqlStore on MariaDB (mysql2): transactional conformance', () => {
+// Core's transactional conformance runs on every client of the registry (orm-stores.test.ts); here, what is
+// particular to mysql2's MySqlStore.
+describe('MySqlStore on MariaDB (mysql2)', () => {
   let pool: Pool;
   const inbox = uniqueName('conf_inbox');
-  const marks = uniqueName('conf_marks');
 
   beforeAll(async () => {
     pool = await openPool();
     await new MySqlStore({ pool, tableName: inbox }).migrate();
-    await pool.query(`create table ${marks} (id bigint auto_increment primary key, marker varchar(255) not null)`);
   });
   afterAll(async () => {
-    await pool.query(`drop table if exists ${marks}, ${inbox}, ${inbox}_keys`);
+    await pool.query(`drop table if exists ${inbox}, ${inbox}_keys`);
     await pool.end();
   });
-
-  const writes: TransactionalWrites<PoolConnection> = {
-    write: async (tx, marker) => {
-      await tx.query(`insert into ${marks} (marker) values (?)`, [marker]);
-    },
-    count: async (marker) => {
-      const [rows] = await pool.query(`select count(*) as n from ${marks} where marker = ?`, [marker]);
-      return Number((rows as Array<{ n: number }>)[0]?.n);
-    },
-    slowQuery: (tx, ms) => tx.query('select sleep(?)', [ms / 1000]),
-  };
-  for (const c of transactionalStoreConformance(() => new MySqlStore({ pool, tableName: inbox }), writes)) {
-    it(c.name, c.run);
-  }
 
   it('never gives a connection holding a key back to the pool, whichever way a delivery ended', async () => {
     // Two connections: the deliveries below take turns on them, and the deadline's KILL needs the other.

@@ -1,12 +1,12 @@
 import { ormStoreSuite } from '@service-pay/sql/testing';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { MYSQL_CLIENTS, type OrmClient } from './clients/index.js';
 import { DATABASE_URL } from './support/database.js';
-import { ORM_CLIENTS, type OrmClient } from './support/orm-clients.js';
 
-// The ORM stores on MySQL/MariaDB (Kysely, Drizzle, Prisma) on the machine's MariaDB run the SQL stores'
-// case list.
-for (const open of ORM_CLIENTS) {
+// Every client of the registry (clients/index.ts: mysql2, Kysely, Drizzle, Prisma) on the machine's MariaDB
+// runs the SQL stores' case list, core's transactional conformance among it.
+for (const open of MYSQL_CLIENTS) {
   describe(`ORM store (${open.name.replace(/Client$/, '')}) on MariaDB`, () => {
     const suite = ormStoreSuite(open as () => Promise<OrmClient<never>>, {
       param: '?',

@@ -6,7 +6,6 @@ import {
   roundTripCases,
 } from '@service-pay/sql/testing';
 import { testServers } from '@service-pay/test-kit';
-import type { PoolConnection } from 'mysql2/promise';
 import { afterAll, expect, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
 
@@ -21,32 +20,12 @@ const LIMIT = { fresh: 4, duplicate: 3 };
 
 // The clients below read MYSQL_URL when their modules load: every connection goes through the proxy.
 const proxy = await proxyServerOf('mysql', 'TEST_MYSQL_URL', testServers().mysqlUrl);
-const { ORM_CLIENTS } = await import('./support/orm-clients.js');
+const { MYSQL_CLIENTS } = await import('./clients/index.js');
 const { openPool, uniqueName } = await import('./support/database.js');
 
 afterAll(() => proxy.close());
 
-const subjects: Array<() => Promise<RoundTripSubject<never>>> = [
-  ...ORM_CLIENTS.map(ormRoundTripSubject),
-  async () => {
-    const pool = await openPool();
-    const inbox = uniqueName('rt_inbox');
-    const credits = uniqueName('rt_credits');
-    await pool.query(`create table ${credits} (id bigint auto_increment primary key, marker varchar(255) not null)`);
-    const store = new MySqlStore({ pool, tableName: inbox });
-    await store.migrate();
-    const subject = {
-      name: 'mysql2',
-      store,
-      credit: (tx: PoolConnection, marker: string) => tx.query(`insert into ${credits} (marker) values (?)`, [marker]),
-      close: async () => {
-        await pool.query(`drop table if exists ${credits}, ${inbox}, ${inbox}_keys`);
-        await pool.end();
-      },
-    };
-    return subject as unknown as RoundTripSubject<never>;
-  },
-];
+const subjects: Array<() => Promise<RoundTripSubject<never>>> = MYSQL_CLIENTS.map(ormRoundTripSubject);
 
 for (const c of roundTripCases(proxy, 'MariaDB', LIMIT, subjects)) it(c.name, c.run);
 

@@ -4,10 +4,12 @@ import { bigint, mysqlTable, varchar } from 'drizzle-orm/mysql-core';
 import { drizzle } from 'drizzle-orm/mysql2';
 import { Kysely, MysqlDialect, sql } from 'kysely';
 import mysql from 'mysql2';
+import type { PoolConnection } from 'mysql2/promise';
 import { DrizzleStore } from '../../src/drizzle.js';
+import { MySqlStore } from '../../src/index.js';
 import { KyselyStore } from '../../src/kysely.js';
 import { type PrismaLike, PrismaStore } from '../../src/prisma.js';
-import { DATABASE_URL, openPool, uniqueName } from './database.js';
+import { DATABASE_URL, openPool, uniqueName } from '../support/database.js';
 
 export type { OrmClient, OrmStore } from '@service-pay/sql/testing';
 
@@ -37,6 +39,41 @@ async function tables(label: string, fixedMarks?: string) {
 
 interface Marks {
   [table: string]: { id: number; marker: string };
+}
+
+/** mysql2: `MySqlStore` on the app's promise pool, `ctx.tx` a `PoolConnection`. */
+export async function mysql2Client(): Promise<OrmClient<PoolConnection>> {
+  const t = await tables('m2');
+  const pool = await openPool();
+  const insert = `insert into ${t.marks} (marker) values (?)`;
+  const store = () => new MySqlStore({ pool, tableName: t.inbox });
+  await store().migrate();
+  return {
+    name: 'mysql2',
+    inbox: t.inbox,
+    store,
+    write: async (tx, marker) => {
+      await tx.query(insert, [marker]);
+    },
+    slowQuery: (tx, ms) => tx.query('select sleep(?)', [ms / 1000]),
+    statement: (tx, text) => tx.query(text),
+    writeInOwnTransaction: async (marker) => {
+      const connection = await pool.getConnection();
+      try {
+        await connection.beginTransaction();
+        await connection.query(insert, [marker]);
+        await connection.commit();
+      } finally {
+        connection.release();
+      }
+    },
+    count: t.count,
+    rows: t.rows,
+    close: async () => {
+      await pool.end();
+      await t.drop();
+    },
+  };
 }
 
 export async function kyselyClient(): Promise<OrmClient<import('kysely').Transaction<Marks>>> {
@@ -159,4 +196,9 @@ export async function prismaClient(): Promise<OrmClient<PrismaTx>> {
   };
 }
 
-export const ORM_CLIENTS = [kyselyClient, drizzleClient, prismaClient] as const;
+/**
+ * Every client of the app's a MySQL/MariaDB store is offered on that the shared lists built on `OrmClient`
+ * loop over (the SQL stores' case list with core's conformance, round trips, autoMigrate): a new client is
+ * its fixture here and one line in this list.
+ */
+export const MYSQL_CLIENTS = [mysql2Client, kyselyClient, drizzleClient, prismaClient] as const;
