@@ -1,5 +1,5 @@
 import type { PoolConnection as CallbackConnection } from 'mysql2';
-import type { Pool, PoolConnection } from 'mysql2/promise';
+import type { Pool } from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
 import { openPool, uniqueName } from './support/database.js';
