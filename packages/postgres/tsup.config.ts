@@ -2,8 +2,8 @@ import { defineConfig } from 'tsup';
 import { packageBuild } from '../../tsup.shared.js';
 
 // One entry per client: node-postgres and PGlite at the root, each other client at its own subpath
-// (`/postgres-js`, `/kysely`, `/drizzle`, `/knex`, `/typeorm`, `/prisma`), so an app's type declarations and bundle
-// only ever name the client it installed.
+// (`/postgres-js`, `/kysely`, `/drizzle`, `/knex`, `/typeorm`, `/prisma`, `/pg-promise`), so an app's type
+// declarations and bundle only ever name the client it installed.
 export default defineConfig(
   packageBuild({
     entry: {
@@ -14,6 +14,7 @@ export default defineConfig(
       knex: 'src/knex.ts',
       typeorm: 'src/typeorm.ts',
       prisma: 'src/prisma.ts',
+      'pg-promise': 'src/pg-promise.ts',
     },
   }),
 );
