@@ -1,6 +1,7 @@
 import type { PostgresClient } from './fixture.js';
 import { nodePostgres } from './node-postgres.js';
 import { drizzleNodePostgres, drizzlePostgresJs, knex, kysely, prisma, typeOrm } from './orms.js';
+import { pgPromiseClient } from './pg-promise.js';
 import { pglite } from './pglite.js';
 import { postgresJs } from './postgres-js.js';
 
@@ -21,6 +22,7 @@ export const POSTGRES_CLIENTS: readonly PostgresClient[] = [
   knex,
   typeOrm,
   prisma,
+  pgPromiseClient,
 ];
 
 /** The clients that speak to a server over the wire (not PGlite, inside the process). */
