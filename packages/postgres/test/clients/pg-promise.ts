@@ -1,12 +1,37 @@
-import pgPromise, { type ITask } from 'pg-promise';
+import pgPromise, { type IBaseProtocol, type ITask } from 'pg-promise';
 import { PgPromiseStore } from '../../src/pg-promise.js';
 import { DATABASE_URL } from '../support/database.js';
 import { type PostgresClient, untyped, withTables } from './fixture.js';
 
-type Tx = ITask<object>;
+/**
+ * The marks as a repository, pg-promise's own pattern (`extend`): every database, task and transaction
+ * gets one, on its own connection, so `ctx.tx.marks.add(...)` writes in the delivery's transaction.
+ */
+class MarksRepository {
+  constructor(
+    private readonly db: IBaseProtocol<Repositories>,
+    private readonly table: string,
+  ) {}
+
+  add(marker: string): Promise<null> {
+    return this.db.none(`insert into ${this.table} (marker) values ($1)`, [marker]);
+  }
+}
+
+interface Repositories {
+  marks: MarksRepository;
+}
+
+type Tx = ITask<Repositories> & Repositories;
 
 // One library instance, as an app has; the fixtures' several databases on one server are the tests' doing.
-const pgp = pgPromise({ noWarnings: true });
+// Each database's context (`dc`) names its marks table.
+const pgp = pgPromise<Repositories>({
+  noWarnings: true,
+  extend(db, dc: { marks: string }) {
+    db.marks = new MarksRepository(db, dc.marks);
+  },
+});
 
 const OWN_TRANSACTIONS = ['db.tx()', 'db.txIf()', 'db.task() then t.tx()', 'db.connect() + BEGIN'] as const;
 const API_FORMS = [
@@ -27,10 +52,10 @@ export const pgPromiseClient: PostgresClient = {
   open: () =>
     untyped(
       withTables<Tx>('pgp', async (inbox, marks) => {
-        const db = pgp({ connectionString: DATABASE_URL, max: 25 });
+        const db = pgp({ connectionString: DATABASE_URL, max: 25 }, { marks });
         const insert = `insert into ${marks} (marker) values ($1)`;
         const ownTransaction = async (marker: string) => {
-          await db.tx((t) => t.none(insert, [marker]));
+          await db.tx((t) => t.marks.add(marker));
         };
         return {
           name: 'PgPromiseStore (pg-promise)',
@@ -46,8 +71,9 @@ export const pgPromiseClient: PostgresClient = {
           writeInOwnTransaction: ownTransaction,
           guard: {
             lazy: false,
-            startWrite: (tx, marker) => tx.none(insert, [marker]),
-            globalWrite: (marker) => db.none(insert, [marker]),
+            // Through the repository: what ctx.tx's own methods return is followed, a repository's calls too.
+            startWrite: (tx, marker) => tx.marks.add(marker),
+            globalWrite: (marker) => db.marks.add(marker),
             globalRead: () => db.any(`select * from ${marks} limit 1`),
             raw: { dialect: 'postgres', table: marks, send: (text) => db.query(text) },
             ownTransactions: {
@@ -81,11 +107,11 @@ export const pgPromiseClient: PostgresClient = {
               'db.multi(select 1; insert)': (marker) => db.multi(`select 1; ${insert}`, [marker]),
             },
             poolOfOne: async () => {
-              const one = pgp({ connectionString: DATABASE_URL, max: 1 });
+              const one = pgp({ connectionString: DATABASE_URL, max: 1 }, { marks });
               return {
                 store: new PgPromiseStore({ db: one, tableName: inbox }),
                 write: (tx, marker) => tx.none(insert, [marker]),
-                globalWrite: (marker) => one.none(insert, [marker]),
+                globalWrite: (marker) => one.marks.add(marker),
                 close: () => one.$pool.end(),
               };
             },
