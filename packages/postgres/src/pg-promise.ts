@@ -2,7 +2,7 @@ import { type PostgresTableOptions, SqlStore } from '@service-pay/sql';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Pool } from 'pg';
 import type { IDatabase, ITask } from 'pg-promise';
-import { guardPgPool } from './clients/pg-pool-guard.js';
+import { guardPgPool } from './clients/node-postgres/pg-pool-guard.js';
 import { isPgPromiseDatabase, pgPromiseClient } from './clients/pg-promise.js';
 import { describePgPool } from './pool-errors.js';
 
