@@ -18,11 +18,6 @@ export interface CryptoBackend {
   signPayloadHexSync(secret: string, timestamp: string, body: Uint8Array | string): string;
   /** Strict UTF-8 decode; `undefined` when the bytes are not valid UTF-8. */
   decodeUtf8(bytes: Uint8Array): string | undefined;
-  /**
-   * Whether every byte is below 0x80, where that is cheap to know (node:crypto's build: one vectorised
-   * pass); `false` where it is not, which only sends the payload down its per-field checks.
-   */
-  isAscii(bytes: Uint8Array): boolean;
   /** A random, unguessable token for claim fencing. */
   randomToken(): string;
 }

@@ -14,6 +14,9 @@ interface Resolution {
 const bySecret = new Map<string, Resolution>();
 const MAX_RESOLUTIONS = 64;
 
+/** The resolution a single secret (a string, compared by value) was last served, with what it was checked with. */
+let lastSingle: { secret: string; toleranceSec: unknown; now: unknown; resolved: ResolvedVerifyOptions } | undefined;
+
 /**
  * `resolveVerifyOptions`, once per configuration however the options reach `verifyWebhook`: the same object
  * on every call, or a fresh one written inline (`verifyWebhook(input, { secret })`, as the README shows).
@@ -37,6 +40,11 @@ export function resolvedOnce(options: VerifyOptions): ResolvedVerifyOptions {
   // A non-object is refused by resolveVerifyOptions, with its message.
   if (options === null || typeof options !== 'object') return resolveVerifyOptions(options);
   const { secret, toleranceSec, now } = options;
+  // The last single-secret resolution, answered without the map: a string is a value, so equal is the same.
+  const last = lastSingle;
+  if (last !== undefined && secret === last.secret && toleranceSec === last.toleranceSec && now === last.now) {
+    return last.resolved;
+  }
   const first = typeof secret === 'string' ? secret : Array.isArray(secret) ? secret[0] : undefined;
   const known = typeof first === 'string' ? bySecret.get(first) : undefined;
   if (
@@ -45,12 +53,14 @@ export function resolvedOnce(options: VerifyOptions): ResolvedVerifyOptions {
     known.now === now &&
     sameSecrets(known.resolved.secrets, secret)
   ) {
+    if (typeof secret === 'string') lastSingle = { secret, toleranceSec, now, resolved: known.resolved };
     return known.resolved;
   }
   // The values just read, not the object again: a getter could answer differently on a second read.
   const resolved = resolveVerifyOptions({ secret, toleranceSec, now } as VerifyOptions);
   if (bySecret.size >= MAX_RESOLUTIONS) bySecret.clear();
   bySecret.set(resolved.secrets[0] as string, { toleranceSec, now, resolved });
+  if (typeof secret === 'string') lastSingle = { secret, toleranceSec, now, resolved };
   return resolved;
 }
 

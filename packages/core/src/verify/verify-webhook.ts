@@ -203,14 +203,16 @@ function checkTimestamp(timestamp: number, options: ResolvedVerifyOptions): void
 }
 
 /**
- * Whether the body is printable ASCII with no escapes: every byte below 0x80 (one vectorised pass with
- * node:crypto), no backslash and no DEL. JSON.parse refuses raw control characters inside strings, so every
- * string parsed from such a body is 0x20-0x7e throughout, and the text fields' character checks hold for all
- * of them at once (what the service sends; anything else takes the per-field checks). icount: a delivery's
- * five text-field passes cost more than these three.
+ * Whether the body is printable ASCII with no escapes: every byte below 0x80, no backslash and no DEL.
+ * `text` is the strict UTF-8 decode of `bytes`, and in valid UTF-8 every sequence but a one-byte (ASCII) one
+ * decodes to fewer UTF-16 units than it has bytes, so equal lengths mean every byte is ASCII: no second pass
+ * over the body (icount: the native ASCII check was a call and a pass on every delivery). JSON.parse
+ * refuses raw control characters inside strings, so every string parsed from such a body is 0x20-0x7e
+ * throughout, and the text fields' character checks hold for all of them at once (what the service sends;
+ * anything else takes the per-field checks).
  */
 function isPrintableJson(text: string, bytes: Uint8Array): boolean {
-  return cryptoBackend.isAscii(bytes) && !text.includes('\\') && !text.includes('\x7f');
+  return text.length === bytes.byteLength && !text.includes('\\') && !text.includes('\x7f');
 }
 
 /** Whether the text could name `__proto__` or `constructor` (plainly, or with `\u` escapes, which a printable body has none of). */
