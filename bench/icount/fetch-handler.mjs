@@ -2,7 +2,7 @@
 // the memory store, for `../shared/tools/icount`: `node bench/icount/fetch-handler.mjs <contestant> <N> <K>`.
 // The Requests are built before the loop; the handler reads each body from its stream, as in production.
 
-import { deliveries, runContestant, SECRET } from '@service-pay/bench-kit/icount';
+import { BENCH_TOLERANCE_SEC, deliveries, runContestant, SECRET } from '@service-pay/bench-kit/icount';
 import { createFetchHandler, MemoryDedupeStore } from '@service-pay/core';
 
 export const CONTESTANTS = {
@@ -12,6 +12,7 @@ export const CONTESTANTS = {
     make: (size) => {
       const handle = createFetchHandler({
         secret: SECRET,
+        toleranceSec: BENCH_TOLERANCE_SEC,
         store: new MemoryDedupeStore({ maxEntries: size + 1 }),
         onPaymentPaid: () => {},
       });

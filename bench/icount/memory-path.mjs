@@ -4,7 +4,7 @@
 // Plain JavaScript on the built packages: a TypeScript loader would add its own instructions to the
 // start-up that icount subtracts anyway, but also to the stack of every call it wraps.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { deliveries, runContestant, SECRET } from '@service-pay/bench-kit/icount';
+import { BENCH_TOLERANCE_SEC, deliveries, runContestant, SECRET } from '@service-pay/bench-kit/icount';
 import { createWebhookHandler, MemoryDedupeStore, verifyWebhook } from '@service-pay/core';
 
 export const CONTESTANTS = {
@@ -94,6 +94,7 @@ function checkWithMap() {
 function handlerWithMemoryStore(size) {
   const handle = createWebhookHandler({
     secret: SECRET,
+    toleranceSec: BENCH_TOLERANCE_SEC,
     store: new MemoryDedupeStore({ maxEntries: size + 1 }),
     onPaymentPaid: () => {},
   });

@@ -5,7 +5,7 @@
 // ioredis's command encoding (bench `pnpm bench redis` times those against a real server); this is the
 // part of a delivery our code owns, with nothing else moving under it.
 
-import { deliveries, runContestant, SECRET } from '@service-pay/bench-kit/icount';
+import { BENCH_TOLERANCE_SEC, deliveries, runContestant, SECRET } from '@service-pay/bench-kit/icount';
 import { createWebhookHandler } from '@service-pay/core';
 import { RedisDedupeStore } from '@service-pay/redis';
 
@@ -26,6 +26,7 @@ class InProcessRedis {
 function handlerWithRedisStore() {
   const handle = createWebhookHandler({
     secret: SECRET,
+    toleranceSec: BENCH_TOLERANCE_SEC,
     store: new RedisDedupeStore({ client: new InProcessRedis() }),
     onPaymentPaid: () => {},
   });
