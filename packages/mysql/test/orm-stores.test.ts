@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { MYSQL_CLIENTS, type OrmClient } from './clients/index.js';
 import { DATABASE_URL } from './support/database.js';
 
-// Every client of the registry (clients/index.ts: mysql2, Kysely, Drizzle, Prisma) on the machine's MariaDB
+// Every client of the registry (clients/index.ts: mysql2, Kysely, Drizzle, Knex, TypeORM, Prisma) on the machine's MariaDB
 // runs the SQL stores' case list, core's transactional conformance among it.
 for (const open of MYSQL_CLIENTS) {
   describe(`ORM store (${open.name.replace(/Client$/, '')}) on MariaDB`, () => {

@@ -9,33 +9,14 @@ import { DrizzleStore } from '../../src/drizzle.js';
 import { MySqlStore } from '../../src/index.js';
 import { KyselyStore } from '../../src/kysely.js';
 import { type PrismaLike, PrismaStore } from '../../src/prisma.js';
-import { DATABASE_URL, openPool, uniqueName } from '../support/database.js';
+import { DATABASE_URL, openPool } from '../support/database.js';
+import { tables } from './fixture.js';
+import { knexClient } from './knex.js';
+import { typeOrmClient } from './typeorm.js';
 
 export type { OrmClient, OrmStore } from '@service-pay/sql/testing';
 
 import type { OrmClient } from '@service-pay/sql/testing';
-
-/**
- * The inbox (migrated) and marks tables, and a pool of the test's own to read them with. `fixedMarks`: a
- * marks table named by the client's schema (Prisma's), shared by runs; markers are unique per test.
- */
-async function tables(label: string, fixedMarks?: string) {
-  const inbox = uniqueName(`${label}_inbox`);
-  const marks = fixedMarks ?? uniqueName(`${label}_marks`);
-  const admin = await openPool({ connectionLimit: 2 });
-  await admin.query(
-    `create table if not exists ${marks} (id bigint auto_increment primary key, marker varchar(255) not null)`,
-  );
-  const rows = async (text: string, params: unknown[] = []) =>
-    (await admin.query(text, params))[0] as Array<Record<string, unknown>>;
-  const count = async (marker: string) =>
-    Number((await rows(`select count(*) as n from ${marks} where marker = ?`, [marker]))[0]?.n);
-  const drop = async () => {
-    await admin.query(`drop table if exists ${fixedMarks ? '' : `${marks}, `}${inbox}, ${inbox}_keys`);
-    await admin.end();
-  };
-  return { inbox, marks, rows, count, drop };
-}
 
 interface Marks {
   [table: string]: { id: number; marker: string };
@@ -198,7 +179,15 @@ export async function prismaClient(): Promise<OrmClient<PrismaTx>> {
 
 /**
  * Every client of the app's a MySQL/MariaDB store is offered on that the shared lists built on `OrmClient`
- * loop over (the SQL stores' case list with core's conformance, round trips, autoMigrate): a new client is
+ * loop over (the SQL stores' case list with core's conformance, the natural mistake and a caught deadlock, round
+ * trips, autoMigrate): a new client is
  * its fixture here and one line in this list.
  */
-export const MYSQL_CLIENTS = [mysql2Client, kyselyClient, drizzleClient, prismaClient] as const;
+export const MYSQL_CLIENTS = [
+  mysql2Client,
+  kyselyClient,
+  drizzleClient,
+  knexClient,
+  typeOrmClient,
+  prismaClient,
+] as const;
