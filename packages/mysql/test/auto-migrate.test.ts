@@ -23,8 +23,8 @@ beforeAll(async () => {
 });
 afterAll(() => pool.end());
 
-const subjects: Array<() => Promise<EmptyDatabaseSubject>> = MYSQL_CLIENTS.map((make) => async () => {
-  const client = await make();
+const subjects: Array<() => Promise<EmptyDatabaseSubject>> = MYSQL_CLIENTS.map((entry) => async () => {
+  const client = await entry.open();
   return { ...client, store: client.store() } as unknown as EmptyDatabaseSubject;
 });
 

@@ -1,14 +1,19 @@
-import { ormStoreSuite } from '@service-pay/sql/testing';
+import { ormStoreCases } from '@service-pay/sql/testing';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { MYSQL_CLIENTS, type OrmClient } from './clients/index.js';
+import { type ClientFixture, MYSQL_CLIENTS } from './clients/index.js';
 import { DATABASE_URL } from './support/database.js';
 
-// Every client of the registry (clients/index.ts: mysql2, Kysely, Drizzle, Knex, TypeORM, Prisma) on the machine's MariaDB
-// runs the SQL stores' case list, core's transactional conformance among it.
-for (const open of MYSQL_CLIENTS) {
-  describe(`ORM store (${open.name.replace(/Client$/, '')}) on MariaDB`, () => {
-    const suite = ormStoreSuite(open as () => Promise<OrmClient<never>>, {
+// Every client of the registry (clients/index.ts: mysql2, Kysely, Drizzle, Knex, TypeORM, Prisma) on the
+// machine's MariaDB runs the SQL stores' case list, core's transactional conformance among it.
+for (const entry of MYSQL_CLIENTS) {
+  describe(`ORM store (${entry.id}) on MariaDB`, () => {
+    let client: ClientFixture<never>;
+    beforeAll(async () => {
+      client = await entry.open();
+    });
+    afterAll(() => client?.close());
+    const cases = ormStoreCases(() => client, {
       param: '?',
       keyColumn: '`key`',
       dropClaimSupport: (c) => c.rows(`drop table ${c.inbox}_keys`),
@@ -22,8 +27,6 @@ for (const open of MYSQL_CLIENTS) {
         },
       },
     });
-    beforeAll(suite.open);
-    afterAll(suite.close);
-    for (const c of suite.cases) it(c.name, c.run);
+    for (const c of cases) it(c.name, c.run);
   });
 }

@@ -25,7 +25,9 @@ const { openPool, uniqueName } = await import('./support/database.js');
 
 afterAll(() => proxy.close());
 
-const subjects: Array<() => Promise<RoundTripSubject<never>>> = MYSQL_CLIENTS.map(ormRoundTripSubject);
+const subjects: Array<() => Promise<RoundTripSubject<never>>> = MYSQL_CLIENTS.map((entry) =>
+  ormRoundTripSubject(() => entry.open()),
+);
 
 for (const c of roundTripCases(proxy, 'MariaDB', LIMIT, subjects)) it(c.name, c.run);
 

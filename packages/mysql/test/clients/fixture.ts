@@ -1,8 +1,50 @@
+import { type GuardSubject, type OrmClient, talkAroundTeardown } from '@service-pay/sql/testing';
 import { openPool, uniqueName } from '../support/database.js';
 
 /**
- * The inbox (migrated) and marks tables, and a pool of the test's own to read them with. `fixedMarks`: a
- * marks table named by the client's schema (Prisma's), shared by runs; markers are unique per test.
+ * One client of the app's as every shared case list uses it: a store on the app's client, the credit
+ * through `ctx.tx` into a marks table WITHOUT a unique constraint (a second credit would show), the app's
+ * own client beside it (the write guard's cases), and how to close it all.
+ */
+export type ClientFixture<Tx> = OrmClient<Tx> & {
+  /** The marks table as the client names it. */
+  marks: string;
+  /** What the write guard's cases need beside the store, the credit and the count (see `GuardSubject`). */
+  guard: Omit<GuardSubject<Tx>, 'store' | 'write' | 'count'>;
+};
+
+/**
+ * A line of the registry (`MYSQL_CLIENTS` in ./index.ts): everything a shared case list needs to run on a
+ * client. Adding a client is its file here and one line in the registry.
+ */
+export interface MysqlClient {
+  /** Short and unique: the fault app's `DRIVER`, and the fixture's table prefix. */
+  readonly id: string;
+  /** As test titles name it. */
+  readonly name: string;
+  /** Opens the fixture on the shared server. */
+  open(): Promise<ClientFixture<never>>;
+  /**
+   * The names of the fixture's `guard.ownTransactions`, and below of its `guard.apiForms`: a case list is
+   * made before its fixture opens, so the names are given here.
+   */
+  readonly ownTransactions: readonly string[];
+  readonly apiForms?: readonly string[];
+  /** Own-transaction forms that open their transaction only after a first await (see `GuardSubject`). */
+  readonly stepwise?: readonly string[];
+  /** The fixture's guard has `callbackPool` (the client's callback API). */
+  readonly callbackPool?: boolean;
+  /**
+   * The app's statements during a delivery are judged by the text check alone (they cannot be run
+   * read-only on the server): the forms only the server can refuse are not run on it.
+   */
+  readonly textOnly?: boolean;
+}
+
+/**
+ * The inbox and marks tables, and a pool of the test's own to read them with. `fixedMarks`: a marks table
+ * named by the client's schema (Prisma's), shared by runs; markers are unique per test. `drop` removes
+ * both tables and what the write guard's talk-around cases made beside the marks table.
  */
 export async function tables(label: string, fixedMarks?: string) {
   const inbox = uniqueName(`${label}_inbox`);
@@ -17,7 +59,16 @@ export async function tables(label: string, fixedMarks?: string) {
     Number((await rows(`select count(*) as n from ${marks} where marker = ?`, [marker]))[0]?.n);
   const drop = async () => {
     await admin.query(`drop table if exists ${fixedMarks ? '' : `${marks}, `}${inbox}, ${inbox}_keys`);
+    for (const statement of talkAroundTeardown('mysql', marks)) await admin.query(statement);
     await admin.end();
   };
   return { inbox, marks, rows, count, drop };
+}
+
+/**
+ * A fixture typed for its own client, as the registry holds every one: the shared case lists pass its
+ * `ctx.tx` only back to its own functions, so its type does not matter there.
+ */
+export function untyped<Tx>(fixture: Promise<ClientFixture<Tx>>): Promise<ClientFixture<never>> {
+  return fixture as unknown as Promise<ClientFixture<never>>;
 }

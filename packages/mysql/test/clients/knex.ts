@@ -1,33 +1,68 @@
-import type { OrmClient } from '@service-pay/sql/testing';
 import knexFactory, { type Knex } from 'knex';
 import { KnexStore } from '../../src/knex.js';
 import { DATABASE_URL } from '../support/database.js';
-import { tables } from './fixture.js';
+import { type ClientFixture, type MysqlClient, tables, untyped } from './fixture.js';
+
+const OWN = ['knex.transaction()', 'knex.transactionProvider()'] as const;
 
 /** Knex on mysql2: `KnexStore` on the app's `knex`, `ctx.tx` a `Knex.Transaction`. */
-export async function knexClient(): Promise<OrmClient<Knex.Transaction>> {
+async function open(): Promise<ClientFixture<Knex.Transaction>> {
   const t = await tables('kx');
-  const knex = knexFactory({ client: 'mysql2', connection: DATABASE_URL, pool: { min: 0, max: 10 } });
+  const on = (max: number) => knexFactory({ client: 'mysql2', connection: DATABASE_URL, pool: { min: 0, max } });
+  const knex = on(10);
   const store = () => new KnexStore({ knex, tableName: t.inbox });
   await store().migrate();
+  const writeInOwnTransaction = (marker: string) =>
+    knex.transaction(async (own) => {
+      await own(t.marks).insert({ marker });
+    });
   return {
     name: 'Knex',
     inbox: t.inbox,
+    marks: t.marks,
     store,
     write: async (tx, marker) => {
       await tx(t.marks).insert({ marker });
     },
     slowQuery: (tx, ms) => tx.raw('select sleep(?)', [ms / 1000]),
     statement: (tx, text) => tx.raw(text),
-    writeInOwnTransaction: (marker) =>
-      knex.transaction(async (own) => {
-        await own(t.marks).insert({ marker });
-      }),
+    writeInOwnTransaction,
     count: t.count,
     rows: t.rows,
+    guard: {
+      lazy: true,
+      startWrite: (tx, marker) => tx(t.marks).insert({ marker }),
+      globalWrite: (marker) => knex(t.marks).insert({ marker }),
+      globalRead: () => knex(t.marks).select('marker').limit(1),
+      raw: { dialect: 'mysql', table: t.marks, send: (text) => knex.raw(text) },
+      ownTransactions: {
+        'knex.transaction()': writeInOwnTransaction,
+        'knex.transactionProvider()': async (marker) => {
+          const trx = await knex.transactionProvider()();
+          await trx(t.marks).insert({ marker });
+          await trx.commit();
+        },
+      },
+      poolOfOne: async () => {
+        const one = on(1);
+        return {
+          store: new KnexStore({ knex: one, tableName: t.inbox }),
+          write: async (tx, marker) => await tx(t.marks).insert({ marker }),
+          globalWrite: (marker) => one(t.marks).insert({ marker }),
+          close: () => one.destroy(),
+        };
+      },
+    },
     close: async () => {
       await knex.destroy();
       await t.drop();
     },
   };
 }
+
+export const knex: MysqlClient = {
+  id: 'knex',
+  name: 'KnexStore',
+  open: () => untyped(open()),
+  ownTransactions: OWN,
+};

@@ -1,34 +1,63 @@
-import type { OrmClient } from '@service-pay/sql/testing';
-import { DataSource, type EntityManager } from 'typeorm';
+import { typeOrmGuardWrites } from '@service-pay/sql/testing';
+import { DataSource, type EntityManager, EntitySchema } from 'typeorm';
 import { TypeOrmStore } from '../../src/typeorm.js';
 import { DATABASE_URL } from '../support/database.js';
-import { tables } from './fixture.js';
+import { type ClientFixture, type MysqlClient, tables, untyped } from './fixture.js';
+
+const OWN = ['dataSource.transaction()', 'dataSource.manager.transaction()', 'queryRunner.startTransaction()'] as const;
 
 /** TypeORM on mysql2: `TypeOrmStore` on the app's `DataSource`, `ctx.tx` an `EntityManager`. */
-export async function typeOrmClient(): Promise<OrmClient<EntityManager>> {
+async function open(): Promise<ClientFixture<EntityManager>> {
   const t = await tables('to');
-  const dataSource = await new DataSource({ type: 'mysql', url: DATABASE_URL, poolSize: 10 }).initialize();
-  const insert = `insert into ${t.marks} (marker) values (?)`;
+  const Mark = new EntitySchema<{ id: number; marker: string }>({
+    name: 'Mark',
+    tableName: t.marks,
+    columns: { id: { type: Number, primary: true, generated: true }, marker: { type: String } },
+  });
+  const on = (poolSize: number) =>
+    new DataSource({ type: 'mysql', url: DATABASE_URL, entities: [Mark], poolSize }).initialize();
+  const dataSource = await on(10);
   const store = () => new TypeOrmStore({ dataSource, tableName: t.inbox });
   await store().migrate();
+  const writes = typeOrmGuardWrites(dataSource, Mark);
   return {
     name: 'TypeORM',
     inbox: t.inbox,
+    marks: t.marks,
     store,
     write: async (tx, marker) => {
-      await tx.query(insert, [marker]);
+      await tx.getRepository(Mark).insert({ marker });
     },
     slowQuery: (tx, ms) => tx.query('select sleep(?)', [ms / 1000]),
     statement: (tx, text) => tx.query(text),
-    writeInOwnTransaction: (marker) =>
-      dataSource.transaction(async (own) => {
-        await own.query(insert, [marker]);
-      }),
+    writeInOwnTransaction: async (marker) => {
+      await dataSource.transaction((own) => own.getRepository(Mark).insert({ marker }));
+    },
     count: t.count,
     rows: t.rows,
+    guard: {
+      ...writes,
+      raw: { dialect: 'mysql', table: t.marks, send: (text: string) => dataSource.query(text) },
+      poolOfOne: async () => {
+        const one = await on(1);
+        return {
+          store: new TypeOrmStore({ dataSource: one, tableName: t.inbox }),
+          write: (tx, marker) => tx.getRepository(Mark).insert({ marker }),
+          globalWrite: (marker) => one.getRepository(Mark).insert({ marker }),
+          close: () => one.destroy(),
+        };
+      },
+    },
     close: async () => {
       await dataSource.destroy();
       await t.drop();
     },
   };
 }
+
+export const typeOrm: MysqlClient = {
+  id: 'typeorm',
+  name: 'TypeOrmStore',
+  open: () => untyped(open()),
+  ownTransactions: OWN,
+};
