@@ -4,7 +4,7 @@ import { drizzle as drizzleOf } from 'drizzle-orm/mysql2';
 import mysqlCallback from 'mysql2';
 import { DrizzleStore } from '../../src/drizzle.js';
 import { DATABASE_URL } from '../support/database.js';
-import { type ClientFixture, type MysqlClient, tables, untyped } from './fixture.js';
+import { type AppClient, type ClientFixture, type MysqlClient, tables, untyped } from './fixture.js';
 
 const OWN = 'db.transaction()';
 
@@ -72,9 +72,24 @@ async function open(): Promise<ClientFixture<DrizzleTx>> {
   };
 }
 
+/** The fault rows' app: `DrizzleStore` on a mysql2 callback pool, the credit as Drizzle's `sql`. */
+function app(databaseUrl: string): AppClient {
+  const pool = mysqlCallback.createPool({ uri: databaseUrl, connectionLimit: 20, connectTimeout: 2_000 });
+  const db = drizzleOf({ client: pool });
+  type Tx = Parameters<Parameters<typeof db.transaction>[0]>[0];
+  return {
+    store: new DrizzleStore({ db }),
+    credit: (tx, id, who) =>
+      (tx as Tx).execute(drizzleSql`insert into credits (payment_id, instance) values (${id}, ${who})`),
+    sleepInSql: (tx) => (tx as Tx).execute(drizzleSql`select sleep(30)`),
+    close: () => end(pool),
+  };
+}
+
 export const drizzle: MysqlClient = {
   id: 'drizzle',
   name: 'DrizzleStore (mysql2)',
   open: () => untyped(open()),
   ownTransactions: [OWN],
+  app,
 };

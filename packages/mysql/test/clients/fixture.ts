@@ -1,3 +1,4 @@
+import type { WebhookStore } from '@service-pay/core';
 import { type GuardSubject, type OrmClient, talkAroundTeardown } from '@service-pay/sql/testing';
 import { openPool, uniqueName } from '../support/database.js';
 
@@ -12,6 +13,18 @@ export type ClientFixture<Tx> = OrmClient<Tx> & {
   /** What the write guard's cases need beside the store, the credit and the count (see `GuardSubject`). */
   guard: Omit<GuardSubject<Tx>, 'store' | 'write' | 'count'>;
 };
+
+/**
+ * One client as the fault rows' app process uses it (test/fixtures/app.ts): its store on `databaseUrl`,
+ * the credit into `credits (payment_id, instance)` and a `SLEEP(30)` through `ctx.tx`, with the client's
+ * own API.
+ */
+export interface AppClient {
+  store: WebhookStore;
+  credit(tx: unknown, paymentId: string, instance: string): Promise<unknown>;
+  sleepInSql(tx: unknown): Promise<unknown>;
+  close(): Promise<unknown>;
+}
 
 /**
  * A line of the registry (`MYSQL_CLIENTS` in ./index.ts): everything a shared case list needs to run on a
@@ -39,6 +52,8 @@ export interface MysqlClient {
    * read-only on the server): the forms only the server can refuse are not run on it.
    */
   readonly textOnly?: boolean;
+  /** The app process of the fault rows on this client (test/faults/faults.test.ts runs them on it). */
+  readonly app?: (databaseUrl: string) => AppClient | Promise<AppClient>;
 }
 
 /**

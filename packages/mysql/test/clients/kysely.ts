@@ -2,7 +2,7 @@ import { Kysely, type Kysely as KyselyDb, MysqlDialect, sql, type Transaction } 
 import mysqlCallback from 'mysql2';
 import { KyselyStore } from '../../src/kysely.js';
 import { DATABASE_URL } from '../support/database.js';
-import { type ClientFixture, type MysqlClient, tables, untyped } from './fixture.js';
+import { type AppClient, type ClientFixture, type MysqlClient, tables, untyped } from './fixture.js';
 
 interface Marks {
   [table: string]: { id: number; marker: string };
@@ -67,9 +67,23 @@ async function open(): Promise<ClientFixture<Transaction<Marks>>> {
   };
 }
 
+/** The fault rows' app: `KyselyStore` on a mysql2 callback pool, the credit as Kysely's `sql`. */
+function app(databaseUrl: string): AppClient {
+  const pool = mysqlCallback.createPool({ uri: databaseUrl, connectionLimit: 20, connectTimeout: 2_000 });
+  const db = new Kysely<never>({ dialect: new MysqlDialect({ pool }) });
+  type Tx = Transaction<never>;
+  return {
+    store: new KyselyStore({ db }),
+    credit: (tx, id, who) => sql`insert into credits (payment_id, instance) values (${id}, ${who})`.execute(tx as Tx),
+    sleepInSql: (tx) => sql`select sleep(30)`.execute(tx as Tx),
+    close: () => db.destroy(),
+  };
+}
+
 export const kysely: MysqlClient = {
   id: 'kysely',
   name: 'KyselyStore',
   open: () => untyped(open()),
   ownTransactions: [OWN],
+  app,
 };

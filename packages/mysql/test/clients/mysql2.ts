@@ -1,8 +1,8 @@
 import type { TransactionalStore } from '@service-pay/core';
-import type mysql from 'mysql2/promise';
+import mysql from 'mysql2/promise';
 import { MySqlStore } from '../../src/index.js';
 import { openPool } from '../support/database.js';
-import { type ClientFixture, type MysqlClient, tables, untyped } from './fixture.js';
+import { type AppClient, type ClientFixture, type MysqlClient, tables, untyped } from './fixture.js';
 
 const OWN = 'pool.getConnection() + beginTransaction()';
 const API_FORMS = [
@@ -108,6 +108,18 @@ async function open(): Promise<ClientFixture<mysql.PoolConnection>> {
   };
 }
 
+/** The fault rows' app: `MySqlStore` on a mysql2 promise pool, the credit with `ctx.tx.query`. */
+function app(databaseUrl: string): AppClient {
+  const pool = mysql.createPool({ uri: databaseUrl, connectionLimit: 20, connectTimeout: 2_000 });
+  type Tx = mysql.PoolConnection;
+  return {
+    store: new MySqlStore({ pool }),
+    credit: (tx, id, who) => (tx as Tx).query('insert into credits (payment_id, instance) values (?, ?)', [id, who]),
+    sleepInSql: (tx) => (tx as Tx).query('select sleep(30)'),
+    close: () => pool.end(),
+  };
+}
+
 export const mysql2: MysqlClient = {
   id: 'mysql2',
   name: 'MySqlStore (mysql2)',
@@ -116,4 +128,5 @@ export const mysql2: MysqlClient = {
   stepwise: [OWN],
   apiForms: API_FORMS,
   callbackPool: true,
+  app,
 };

@@ -16,6 +16,7 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { MySqlStore } from '../../src/index.js';
 import { KyselyStore } from '../../src/kysely.js';
+import { MYSQL_CLIENTS } from '../clients/index.js';
 
 const packageDir = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -33,7 +34,7 @@ let sim: Simulator;
 let restartSim: Simulator;
 let apps: AppProcess[] = [];
 
-/** Which store the apps run: MySqlStore on mysql2, or an ORM store (test/fixtures/app.ts). */
+/** Which client of the registry the apps run (its id; test/fixtures/app.ts). */
 let driver = 'mysql2';
 
 const startApp = (instance: string, port = 0) =>
@@ -105,9 +106,9 @@ afterAll(async () => {
   await server?.stop();
 }, 60_000);
 
-// The same rows for each store: MySqlStore on mysql2 and the ORM stores, each taking the key as a row lock
-// in its own transaction.
-describe.each(['mysql2', 'kysely', 'drizzle', 'prisma'])(
+// The same rows for each client of the registry (clients/index.ts) that has an app: MySqlStore on mysql2 and
+// the ORM stores, each taking the key as a row lock in its own transaction.
+describe.each(MYSQL_CLIENTS.filter((c) => c.app !== undefined).map((c) => c.id))(
   '%s under faults, 3 app processes sharing one MariaDB',
   (name) => {
     beforeAll(async () => {
