@@ -1,7 +1,7 @@
 import knexFactory, { type Knex } from 'knex';
 import { KnexStore } from '../../src/knex.js';
 import { DATABASE_URL } from '../support/database.js';
-import { type ClientFixture, type MysqlClient, tables, untyped } from './fixture.js';
+import { type AppClient, type ClientFixture, type MysqlClient, tables, untyped } from './fixture.js';
 
 const OWN = ['knex.transaction()', 'knex.transactionProvider()'] as const;
 
@@ -60,9 +60,25 @@ async function open(): Promise<ClientFixture<Knex.Transaction>> {
   };
 }
 
+/** The fault rows' app: `KnexStore` on a `knex` of its own, the credit with Knex's builder through `ctx.tx`. */
+function app(databaseUrl: string): AppClient {
+  const knex = knexFactory({
+    client: 'mysql2',
+    connection: { uri: databaseUrl, connectTimeout: 2_000 } as never,
+    pool: { min: 0, max: 20 },
+  });
+  return {
+    store: new KnexStore({ knex }),
+    credit: async (tx, id, who) => await (tx as Knex.Transaction)('credits').insert({ payment_id: id, instance: who }),
+    sleepInSql: async (tx) => await (tx as Knex.Transaction).raw('select sleep(30)'),
+    close: () => knex.destroy(),
+  };
+}
+
 export const knex: MysqlClient = {
   id: 'knex',
   name: 'KnexStore',
   open: () => untyped(open()),
   ownTransactions: OWN,
+  app,
 };

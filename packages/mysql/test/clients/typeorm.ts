@@ -2,7 +2,7 @@ import { typeOrmGuardWrites } from '@service-pay/sql/testing';
 import { DataSource, type EntityManager, EntitySchema } from 'typeorm';
 import { TypeOrmStore } from '../../src/typeorm.js';
 import { DATABASE_URL } from '../support/database.js';
-import { type ClientFixture, type MysqlClient, tables, untyped } from './fixture.js';
+import { type AppClient, type ClientFixture, type MysqlClient, tables, untyped } from './fixture.js';
 
 const OWN = ['dataSource.transaction()', 'dataSource.manager.transaction()', 'queryRunner.startTransaction()'] as const;
 
@@ -55,9 +55,27 @@ async function open(): Promise<ClientFixture<EntityManager>> {
   };
 }
 
+/** The fault rows' app: `TypeOrmStore` on a `DataSource` of its own, the credit with `ctx.tx.query`. */
+async function app(databaseUrl: string): Promise<AppClient> {
+  const dataSource = await new DataSource({
+    type: 'mysql',
+    url: databaseUrl,
+    poolSize: 20,
+    connectTimeout: 2_000,
+  }).initialize();
+  return {
+    store: new TypeOrmStore({ dataSource }),
+    credit: (tx, id, who) =>
+      (tx as EntityManager).query('insert into credits (payment_id, instance) values (?, ?)', [id, who]),
+    sleepInSql: (tx) => (tx as EntityManager).query('select sleep(30)'),
+    close: () => dataSource.destroy(),
+  };
+}
+
 export const typeOrm: MysqlClient = {
   id: 'typeorm',
   name: 'TypeOrmStore',
   open: () => untyped(open()),
   ownTransactions: OWN,
+  app,
 };
