@@ -7,6 +7,9 @@ import { describePgPool, isPgPool, keepCheckedOutClientsFromCrashing } from './p
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
+/** PostgreSQL's read-only transaction of one statement's own, for what the app's `db` sends in a delivery. */
+const READ_ONLY = { begin: 'begin read only', end: 'rollback' } as const;
+
 /**
  * Options of `KyselyStore`.
  *
@@ -63,7 +66,8 @@ export class KyselyStore<DB> extends SqlStore<Transaction<DB>> {
       }
       keepCheckedOutClientsFromCrashing(options.pool);
     }
-    const { client, scope } = kyselyClient(db, 'KyselyStore', { oneConnection: false });
+    // Pool or not, what `db` sends during a delivery runs read-only on the server (see kyselyClient).
+    const { client, scope } = kyselyClient(db, 'KyselyStore', { oneConnection: false, readOnly: READ_ONLY });
     if (options.pool !== undefined) guardPgPool(options.pool, scope, 'KyselyStore');
     super({
       store: 'KyselyStore',

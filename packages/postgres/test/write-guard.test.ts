@@ -83,7 +83,7 @@ describe("KyselyStore without its pool: writes through the app's db are still re
     startWrite: (tx, marker) => tx.insertInto(marks).values({ marker }).execute(),
     globalWrite: (marker) => db.withSchema('public').insertInto(marks).values({ marker }).execute(),
     globalRead: () => db.selectFrom(marks).selectAll().limit(1).execute(),
-    raw: { dialect: 'postgres', table: marks, send: (text) => kyselySql.raw(text).execute(db), textOnly: true },
+    raw: { dialect: 'postgres', table: marks, send: (text) => kyselySql.raw(text).execute(db) },
     ownTransactions: {
       'db.transaction()': (marker) =>
         db.transaction().execute(async (trx) => {

@@ -1,6 +1,14 @@
 import { type ClientGuard, clientGuard, OwnTransactionError, refusedValue, wrapMethod } from '@service-pay/core/node';
-import { resultOf, type SqlClient, type Statement, sayUnguarded, statementRefusal } from '@service-pay/sql';
+import {
+  resultOf,
+  type SqlClient,
+  type Statement,
+  sayUnguarded,
+  statementKind,
+  statementRefusal,
+} from '@service-pay/sql';
 import type { Sql, TransactionSql } from 'postgres';
+import { type ReadOnlyRun, readOnlyOnInstance, readOnlyOnReserved, readOnlyQuery } from './postgres-js-read-only.js';
 
 /**
  * postgres.js: the delivery in `sql.begin(...)`, `ctx.tx` its `TransactionSql`, the store's statements
@@ -54,12 +62,16 @@ export function isPostgresJs(value: unknown): value is Sql {
 export function guardPostgresJs(sql: Sql, scope: object, store: string): void {
   const guard = clientGuard(sql, scope, store);
   guards.set(sql, guard);
-  guardCalls(sql, guard, 'sql');
+  // Taken before `begin` is wrapped: the reads' own read-only transactions are opened through the original.
+  if (!readOnlyRuns.has(sql)) readOnlyRuns.set(sql, readOnlyOnInstance(sql.begin.bind(sql) as never));
+  const run = readOnlyRuns.get(sql) as ReadOnlyRun;
+  guardCalls(sql, guard, 'sql', run);
   // A reserved connection is judged by the instance's guard, which knows every store given the instance.
   wrapMethod(sql, 'reserve', (original, args) =>
-    (original(...args) as Promise<object>).then((reserved) => {
-      guardCalls(reserved, guard, 'a reserved connection');
-      return reserved;
+    (original(...args) as Promise<ReservedLike>).then((reserved) => {
+      const onReserved = readOnlyOnReserved(reserved as never, reserved.unsafe.bind(reserved) as never);
+      guardCalls(reserved, guard, 'a reserved connection', onReserved);
+      return tagged.has(sql) ? judgedTemplate(reserved, guard, 'a reserved connection`...`', onReserved) : reserved;
     }),
   );
   if (tagged.has(sql)) return;
@@ -70,6 +82,14 @@ export function guardPostgresJs(sql: Sql, scope: object, store: string): void {
     "or make the app's instance with guardSql(postgres(url)) and give the store that one",
   );
 }
+
+/** What the guard uses of a reserved connection. */
+interface ReservedLike {
+  unsafe(...args: unknown[]): unknown;
+}
+
+/** Per instance: how its reads run read-only during a delivery (its original `begin('read only', ...)`). */
+const readOnlyRuns = new WeakMap<object, ReadOnlyRun>();
 
 /** The guard of each instance given to a store, for the tagged-template calls `guardSql` judges. */
 const guards = new WeakMap<object, ClientGuard>();
@@ -96,22 +116,45 @@ const tagged = new WeakSet<object>();
 export function guardSql<S extends Sql>(sql: S): S {
   const judged: S = new Proxy(sql, {
     apply(target, thisArg, args: unknown[]) {
-      const strings = args[0] as { raw?: unknown } | undefined;
-      const inside = Array.isArray(strings) && Array.isArray(strings.raw) ? guards.get(judged)?.running() : undefined;
-      if (inside !== undefined) {
-        const text = (strings as readonly string[]).join('$1');
-        const error = statementRefusal(inside.store, text, 'sql`...`');
-        if (error !== undefined) return refusedValue(inside.delivery.refuse(error));
-      }
-      return Reflect.apply(target, thisArg, args);
+      const guard = guards.get(judged);
+      const run = readOnlyRuns.get(judged);
+      if (guard === undefined || run === undefined) return Reflect.apply(target, thisArg, args);
+      return judgeTemplate(guard, 'sql`...`', run, args, () => Reflect.apply(target, thisArg, args));
     },
   });
   tagged.add(judged);
   return judged;
 }
 
-/** `begin` and `unsafe` of a postgres.js instance or reserved connection, refused in a delivery. */
-function guardCalls(target: object, guard: ClientGuard, name: string): void {
+/**
+ * A tagged-template call (`sql\`...\``) judged in the caller's delivery: refused unless plainly a read, a read
+ * run read-only (`run`), anything else (not a template, no delivery, COMMIT / ROLLBACK) sent as it is.
+ */
+function judgeTemplate(guard: ClientGuard, via: string, run: ReadOnlyRun, args: unknown[], plain: () => unknown) {
+  const strings = args[0] as { raw?: unknown } | undefined;
+  const inside = Array.isArray(strings) && Array.isArray(strings.raw) ? guard.running() : undefined;
+  if (inside === undefined) return plain();
+  const text = (strings as readonly string[]).join('$1');
+  const error = statementRefusal(inside.store, text, via);
+  if (error !== undefined) return refusedValue(inside.delivery.refuse(error));
+  if (statementKind(text, 'postgres') === 'end') return plain();
+  return readOnlyQuery(inside, via, text, (t) => t(...(args as never[])) as never, plain as never, run);
+}
+
+/** A reserved connection of a `guardSql` instance, with its tagged template judged as the instance's is. */
+function judgedTemplate<R extends object>(reserved: R, guard: ClientGuard, via: string, run: ReadOnlyRun): R {
+  return new Proxy(reserved, {
+    apply(target, thisArg, args: unknown[]) {
+      return judgeTemplate(guard, via, run, args, () => Reflect.apply(target as never, thisArg, args));
+    },
+  });
+}
+
+/**
+ * `begin` and `unsafe` of a postgres.js instance or reserved connection in a delivery: `begin` refused, a
+ * statement through `unsafe` refused unless plainly a read, and a read run read-only (`run`).
+ */
+function guardCalls(target: object, guard: ClientGuard, name: string, run: ReadOnlyRun): void {
   wrapMethod(target, 'begin', (original, args) => {
     const inside = guard.running();
     if (inside === undefined) return original(...args);
@@ -119,8 +162,12 @@ function guardCalls(target: object, guard: ClientGuard, name: string): void {
   });
   wrapMethod(target, 'unsafe', (original, args) => {
     const inside = guard.running();
-    const error = inside === undefined ? undefined : statementRefusal(inside.store, args[0], `${name}.unsafe`);
-    if (inside === undefined || error === undefined) return original(...args);
-    return refusedValue(inside.delivery.refuse(error));
+    if (inside === undefined) return original(...args);
+    const via = `${name}.unsafe`;
+    const error = statementRefusal(inside.store, args[0], via);
+    if (error !== undefined) return refusedValue(inside.delivery.refuse(error));
+    if (statementKind(args[0], 'postgres') === 'end') return original(...args);
+    const build = (sql: (...a: never[]) => unknown) => (sql as unknown as ReservedLike).unsafe(...args) as never;
+    return readOnlyQuery(inside, via, args[0], build, () => original(...args) as never, run);
   });
 }

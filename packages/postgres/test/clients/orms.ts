@@ -102,7 +102,6 @@ function openDrizzle(flavour: 'node-postgres' | 'postgres.js') {
           dialect: 'postgres',
           table: marks,
           send: (text) => db.execute(drizzleSql.raw(text)),
-          textOnly: flavour === 'postgres.js',
         },
         lazy: true,
         startWrite: (tx, marker) => tx.insert(table).values({ marker }),
@@ -380,11 +379,10 @@ export const drizzleNodePostgres: PostgresClient = {
   },
 };
 
-/** Drizzle ORM on postgres.js: `DrizzleStore` on the app's `drizzle(sql)`; its statements judged by text. */
+/** Drizzle ORM on postgres.js: `DrizzleStore` on the app's `drizzle(sql)`. */
 export const drizzlePostgresJs: PostgresClient = {
   id: 'drizzle-postgres-js',
   name: 'DrizzleStore (Drizzle ORM on postgres.js)',
-  textOnly: true,
   ownTransactions: ['db.transaction()', 'sql.begin()'],
   open: () => untyped(openDrizzle('postgres.js')),
 };

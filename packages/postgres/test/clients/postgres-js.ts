@@ -7,7 +7,6 @@ import { type PostgresClient, untyped, withTables } from './fixture.js';
 export const postgresJs: PostgresClient = {
   id: 'postgres-js',
   name: 'PostgresJsStore (postgres.js)',
-  textOnly: true,
   // postgres.js 3.4.9 apps can die when a held transaction's connection is written to after its backend
   // died (an uncatchable TypeError in postgres.js's own write timer, porsager/postgres#1208). What matters
   // in the fault rows: a crash loses nothing and credits nothing twice.
@@ -38,7 +37,7 @@ export const postgresJs: PostgresClient = {
             startWrite: (tx, marker) => tx`insert into ${tx(marks)} (marker) values (${marker})`,
             globalWrite: (marker) => sql`insert into ${sql(marks)} (marker) values (${marker})`,
             globalRead: () => sql`select * from ${sql(marks)} limit 1`,
-            raw: { dialect: 'postgres', table: marks, send: (text) => sql.unsafe(text), textOnly: true },
+            raw: { dialect: 'postgres', table: marks, send: (text) => sql.unsafe(text) },
             ownTransactions: {
               'sql.begin()': ownTransaction,
               'sql`begin` on a reserved connection': async (marker) => {

@@ -1,6 +1,7 @@
-import { type ClientGuard, clientGuard, OwnTransactionError, wrapMethod } from '@service-pay/core/node';
-import type { Kysely, Transaction } from 'kysely';
-import { statementRefusal } from '../../guard/statement-kind.js';
+import { AsyncResource } from 'node:async_hooks';
+import { asStoreWork, type ClientGuard, clientGuard, OwnTransactionError, wrapMethod } from '@service-pay/core/node';
+import { CompiledQuery, type DatabaseConnection, type Kysely, type Transaction } from 'kysely';
+import { isReadOnlyRefusal, serverRefusal, statementRefusal } from '../../guard/statement-kind.js';
 
 /**
  * The error what cannot join the delivery's transaction gets, when sent through the app's Kysely instance
@@ -70,7 +71,7 @@ export function guardKyselyExecutor(
   db: Kysely<unknown>,
   scope: object,
   store: string,
-  { oneConnection }: { oneConnection: boolean },
+  { oneConnection, readOnly }: { oneConnection: boolean; readOnly?: ReadOnlyTransaction },
 ): HeldConnection {
   const executor = db.getExecutor();
   const guard = clientGuard(executor, scope, store);
@@ -80,8 +81,64 @@ export function guardKyselyExecutor(
     heldConnections.set(executor, held);
     // Every store given this db shares the executor's guard and its one wrapping.
     guardExecutor(executor, guard, oneConnection ? held : undefined);
+    if (readOnly !== undefined && !oneConnection) runReadOnly(executor, guard, readOnly);
   }
   return held;
+}
+
+/**
+ * The statements that open and end a transaction the server keeps read-only, for a database whose Kysely
+ * dialect speaks them (PostgreSQL: `begin read only` and `rollback`).
+ */
+export interface ReadOnlyTransaction {
+  readonly begin: string;
+  readonly end: string;
+}
+
+/**
+ * Makes every connection the executor hands out during a delivery (to a query, a `stream()`, a
+ * `db.connection()`) run its work in a read-only transaction of its own: `begin`, the work, `end`, on that
+ * one connection, so a write the text check cannot see (a function that inserts) fails on the server, and
+ * that failure becomes `WriteOutsideTransactionError` naming `ctx.tx`, recorded on the delivery. The
+ * connection is taken as the store's own work (a pool guard under the dialect does not judge it a second
+ * time), the work runs in its caller's context, and the connection goes back with the transaction ended,
+ * so nothing of the mode outlives it. Only the executor's public `provideConnection` is wrapped.
+ */
+function runReadOnly(executor: object, guard: ClientGuard, readOnly: ReadOnlyTransaction): void {
+  const begin = CompiledQuery.raw(readOnly.begin);
+  const end = CompiledQuery.raw(readOnly.end);
+  wrapMethod(executor, 'provideConnection', (original, args) => {
+    const inside = guard.storeWork() ? undefined : guard.running();
+    const consumer = args[0];
+    if (inside === undefined || typeof consumer !== 'function') return original(...args);
+    const work = AsyncResource.bind(consumer as (connection: DatabaseConnection) => Promise<unknown>);
+    const answer = asStoreWork(() =>
+      original(
+        async (connection: DatabaseConnection) => {
+          await connection.executeQuery(begin);
+          try {
+            return await work(connection);
+          } finally {
+            await connection.executeQuery(end);
+          }
+        },
+        ...args.slice(1),
+      ),
+    ) as Promise<unknown>;
+    const mapped = answer.then(undefined, (error: unknown) => {
+      if (!isReadOnlyRefusal(error)) throw error;
+      const refusal = serverRefusal(inside.store, readSql(error), 'db');
+      void inside.delivery.refuse(refusal);
+      throw refusal;
+    });
+    inside.delivery.hold(mapped);
+    return mapped;
+  });
+}
+
+/** The statement a server error names, when the driver kept it (for the refusal's message). */
+function readSql(error: unknown): unknown {
+  return (error as { query?: unknown } | null)?.query ?? 'a statement';
 }
 
 /**

@@ -1,0 +1,131 @@
+import { asStoreWork } from '@service-pay/core/node';
+import { isReadOnlyRefusal, type RunningDelivery, serverRefusal } from '@service-pay/sql';
+
+/** What of a postgres.js pending query the read-only run uses and answers: a lazy, chainable thenable. */
+interface Pending extends PromiseLike<unknown> {
+  execute?(): Pending;
+}
+
+/** Runs `build`'s query in a read-only transaction of its own and answers its result. */
+export type ReadOnlyRun = (build: (sql: (...args: never[]) => unknown) => Pending) => Promise<unknown>;
+
+/** The modifiers of a postgres.js query that answer the query itself, so they can be replayed on it. */
+const MODIFIERS = ['values', 'raw', 'simple', 'describe'] as const;
+
+/**
+ * A read the app sent through its postgres.js instance during a delivery, as a pending query of its own:
+ * lazy as postgres.js's (sent when awaited or `execute()`d), with the modifiers `values()`, `raw()`,
+ * `simple()` and `describe()` replayed on the real query, and `forEach(fn)` / `cursor(rows, fn)` run in it.
+ * Sent, it runs through `run` (a read-only transaction of its own), so a write it hides (a function that
+ * inserts) fails on the server; that failure becomes `WriteOutsideTransactionError` naming `ctx.tx`, recorded
+ * on the delivery, whose commit waits for the answer. Sent once the delivery has ended, it is `plain()`.
+ *
+ * @example
+ * ```ts
+ * return readOnlyQuery(inside, 'sql`...`', text, (t) => t(strings, ...values), () => original(...args), run);
+ * ```
+ */
+export function readOnlyQuery(
+  inside: RunningDelivery,
+  via: string,
+  text: unknown,
+  build: (sql: (...args: never[]) => unknown) => Pending,
+  plain: () => Pending,
+  run: ReadOnlyRun,
+): Pending {
+  const modifiers: Array<(query: Record<string, (...a: unknown[]) => unknown>) => unknown> = [];
+  let sent: Promise<unknown> | undefined;
+  const send = (last?: (query: Record<string, (...a: unknown[]) => unknown>) => unknown): Promise<unknown> => {
+    if (sent !== undefined) return sent;
+    const shaped = (query: Pending) => {
+      let shapedQuery = query as unknown as Record<string, (...a: unknown[]) => unknown>;
+      for (const modify of modifiers) shapedQuery = modify(shapedQuery) as typeof shapedQuery;
+      return (last === undefined ? shapedQuery : last(shapedQuery)) as Pending;
+    };
+    if (inside.delivery.ended) {
+      sent = Promise.resolve(shaped(plain()));
+      return sent;
+    }
+    sent = run((sql) => shaped(build(sql))).then(undefined, (error: unknown) => {
+      if (!isReadOnlyRefusal(error)) throw error;
+      const refusal = serverRefusal(inside.store, text, via);
+      void inside.delivery.refuse(refusal);
+      throw refusal;
+    });
+    inside.delivery.hold(sent);
+    return sent;
+  };
+  const pending: Pending & Record<string, unknown> = {
+    // biome-ignore lint/suspicious/noThenProperty: it stands for postgres.js's lazy query, which is a thenable.
+    then: (resolve, reject) => send().then(resolve, reject),
+    catch: (reject: (error: unknown) => unknown) => send().catch(reject),
+    finally: (done: () => void) => send().finally(done),
+    execute: () => {
+      void send().catch(() => {});
+      return pending;
+    },
+    forEach: (fn: unknown) => send((query) => query.forEach?.(fn)),
+    cursor: (rows: unknown, fn?: unknown) => {
+      const each = typeof rows === 'function' ? rows : fn;
+      if (typeof each !== 'function') {
+        throw new TypeError(
+          "cursor() without a callback is not available on the app's sql during a delivery (its reads run in a " +
+            'read-only transaction of their own): pass the callback, cursor(rows, (batch) => ...), or read through ctx.tx.',
+        );
+      }
+      return send((query) => query.cursor?.(...(typeof rows === 'function' ? [rows] : [rows, fn])));
+    },
+  };
+  for (const modifier of MODIFIERS) {
+    pending[modifier] = (...args: unknown[]) => {
+      modifiers.push((query) => query[modifier]?.(...args));
+      return pending;
+    };
+  }
+  return pending;
+}
+
+/**
+ * The read-only run on a postgres.js instance: its own `begin('read only', ...)` (BEGIN READ ONLY, the
+ * statement, COMMIT on one of its connections, three round trips), opened as the store's own work so the
+ * instance's guard does not judge its BEGIN. The connection goes back to the pool with the transaction
+ * ended, so nothing of the mode outlives the statement.
+ *
+ * @example
+ * ```ts
+ * const run = readOnlyOnInstance(originalBegin);
+ * ```
+ */
+export function readOnlyOnInstance(begin: (options: string, fn: (sql: never) => unknown) => unknown): ReadOnlyRun {
+  return (build) => asStoreWork(() => Promise.resolve(begin('read only', (sql) => build(sql))));
+}
+
+/** A pending query sent now (`forEach` and `cursor` answer one already sent). */
+function sent(query: Pending): PromiseLike<unknown> {
+  return typeof query.execute === 'function' ? query.execute() : query;
+}
+
+/**
+ * The read-only run on a reserved connection (`sql.reserve()`): `begin read only`, the statement and
+ * `rollback` sent together on that connection (postgres.js pipelines them), so the read costs no wait in
+ * between and the connection is left with no transaction open.
+ *
+ * @example
+ * ```ts
+ * const run = readOnlyOnReserved(reserved, originalUnsafe);
+ * ```
+ */
+export function readOnlyOnReserved(
+  reserved: (...args: never[]) => unknown,
+  unsafe: (text: string) => Pending,
+): ReadOnlyRun {
+  // As the store's own work: the reserved connection's guarded methods do not judge these again.
+  return (build) =>
+    asStoreWork(() => {
+      // Each is sent at its call, in call order: the statement lands between its BEGIN and its ROLLBACK.
+      void Promise.resolve(sent(unsafe('begin read only'))).catch(() => {});
+      const answer = Promise.resolve(sent(build(reserved)));
+      void Promise.resolve(sent(unsafe('rollback'))).catch(() => {});
+      return answer;
+    });
+}
