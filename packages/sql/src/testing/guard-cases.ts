@@ -319,6 +319,80 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
       });
     }
   }
+  if (raw !== undefined && raw.textOnly !== true) {
+    add('nothing of the read-only mode outlives the reads of a delivery: writes right after it land', async () => {
+      const event = samplePaymentPaidEvent();
+      const { handle } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+        // Several at once, so they take several of the pool's connections, which the writes then reuse.
+        await Promise.all([subject.globalRead(), subject.globalRead(), subject.globalRead()]);
+        await subject.write(ctx.tx, paid.paymentId);
+      });
+      expect((await handle(delivery(event))).status === 200, 'the delivery with its reads to credit');
+      const after = [1, 2, 3, 4].map((n) => `after:${n}:${event.paymentId}`);
+      await Promise.all(after.map((marker) => raw.send(`insert into ${raw.table} (marker) values ('${marker}')`)));
+      for (const marker of after) expect((await subject.count(marker)) === 1, `the write ${marker} to land`);
+      expect((await subject.count(event.paymentId)) === 1, 'exactly one credit');
+    });
+  }
+
+  if (subject.oneConnection !== true && subject.joinsDelivery !== true) {
+    add(
+      'a shared timer first started inside a delivery judges the writes it flushes by that delivery while it lasts',
+      async () => {
+        // What the README says it cannot tell: Node gives a timer the context that created it, so a batcher
+        // whose timer a handler started flushes another request's write as that delivery's.
+        const event = samplePaymentPaidEvent();
+        const queued: Array<{ marker: string; done: (error: unknown) => void }> = [];
+        let timer: ReturnType<typeof setInterval> | undefined;
+        const flush = () => {
+          for (const item of queued.splice(0)) {
+            Promise.resolve(subject.globalWrite(item.marker)).then(
+              () => item.done(undefined),
+              (error: unknown) => item.done(error),
+            );
+          }
+        };
+        const start = () => {
+          timer ??= setInterval(flush, 1);
+        };
+        const enqueue = (marker: string) =>
+          new Promise<unknown>((resolve) => {
+            start();
+            queued.push({ marker, done: resolve });
+          });
+        let entered: () => void = () => {};
+        const inside = new Promise<void>((resolve) => (entered = resolve));
+        let release: () => void = () => {};
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        try {
+          const { handle } = handlerOn<Tx>(subject.store(), async (paid, ctx) => {
+            start(); // the batcher's first use: its timer is made here, in the delivery's context
+            entered();
+            await gate;
+            await subject.write(ctx.tx, paid.paymentId);
+          });
+          const answered = handle(delivery(event));
+          await inside;
+          // Another request, outside any delivery, queues its write on the timer the handler started.
+          const during = await enqueue(`plain:${event.paymentId}`);
+          release();
+          const answer = await answered;
+          const after = await enqueue(`after:${event.paymentId}`);
+          expect(
+            (during as { code?: unknown } | undefined)?.code === 'WRITE_OUTSIDE_TRANSACTION',
+            `the plain request's write flushed during the delivery to be refused, got ${String(during)}`,
+          );
+          expect(answer.status === 500, 'the delivery to fail with the refusal recorded on it');
+          expect((await subject.count(`plain:${event.paymentId}`)) === 0, 'no write from the refused flush');
+          expect(after === undefined, `the write flushed after the delivery ended to land, got ${String(after)}`);
+          expect((await subject.count(`after:${event.paymentId}`)) === 1, 'the write after the delivery to land');
+        } finally {
+          clearInterval(timer);
+        }
+      },
+    );
+  }
+
   for (const [name, write] of Object.entries(subject.apiForms ?? {})) {
     add(`a credit through the app client's ${name} is refused, caught or not: 0 credits`, async () => {
       await refusedTwice(subject, write, name);
