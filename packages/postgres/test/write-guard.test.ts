@@ -84,6 +84,14 @@ describe("KyselyStore without its pool: writes through the app's db are still re
     globalWrite: (marker) => db.withSchema('public').insertInto(marks).values({ marker }).execute(),
     globalRead: () => db.selectFrom(marks).selectAll().limit(1).execute(),
     raw: { dialect: 'postgres', table: marks, send: (text) => kyselySql.raw(text).execute(db) },
+    apiForms: {
+      'db.selectNoFrom(credit_fn(marker))': (marker) =>
+        db.selectNoFrom(kyselySql<number>`${kyselySql.id(`${marks}_credit`)}(${marker}::text)`.as('c')).execute(),
+      'db.connection() then select credit_fn(marker)': (marker) =>
+        db
+          .connection()
+          .execute((one) => kyselySql`select ${kyselySql.id(`${marks}_credit`)}(${marker}::text)`.execute(one)),
+    },
     ownTransactions: {
       'db.transaction()': (marker) =>
         db.transaction().execute(async (trx) => {

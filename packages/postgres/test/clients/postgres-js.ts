@@ -13,6 +13,12 @@ export const postgresJs: PostgresClient = {
   appsMayDie: true,
   ownTransactions: ['sql.begin()', 'sql`begin` on a reserved connection'],
   stepwise: ['sql`begin` on a reserved connection'],
+  apiForms: [
+    'sql`select credit_fn(marker)`',
+    'sql.unsafe(select credit_fn($1), [marker]).values()',
+    'a reserved connection`select credit_fn(marker)`',
+    'a reserved connection.unsafe(select credit_fn($1))',
+  ],
   open: () =>
     untyped(
       withTables<TransactionSql>('pgjs', async (inbox, marks) => {
@@ -38,6 +44,27 @@ export const postgresJs: PostgresClient = {
             globalWrite: (marker) => sql`insert into ${sql(marks)} (marker) values (${marker})`,
             globalRead: () => sql`select * from ${sql(marks)} limit 1`,
             raw: { dialect: 'postgres', table: marks, send: (text) => sql.unsafe(text) },
+            apiForms: {
+              'sql`select credit_fn(marker)`': (marker) => sql`select ${sql(`${marks}_credit`)}(${marker}::text)`,
+              'sql.unsafe(select credit_fn($1), [marker]).values()': (marker) =>
+                sql.unsafe(`select ${marks}_credit($1)`, [marker]).values(),
+              'a reserved connection`select credit_fn(marker)`': async (marker) => {
+                const reserved = await sql.reserve();
+                try {
+                  return await reserved`select ${sql(`${marks}_credit`)}(${marker}::text)`;
+                } finally {
+                  reserved.release();
+                }
+              },
+              'a reserved connection.unsafe(select credit_fn($1))': async (marker) => {
+                const reserved = await sql.reserve();
+                try {
+                  return await reserved.unsafe(`select ${marks}_credit($1)`, [marker]);
+                } finally {
+                  reserved.release();
+                }
+              },
+            },
             ownTransactions: {
               'sql.begin()': ownTransaction,
               'sql`begin` on a reserved connection': async (marker) => {
