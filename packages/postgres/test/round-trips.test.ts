@@ -44,3 +44,47 @@ it("a read through the app's pool costs 3 round trips during a delivery (BEGIN R
     await pool.end();
   }
 });
+
+it("a read through the app's postgres.js sql or Kysely db costs 3 round trips during a delivery, 1 outside", async () => {
+  const { default: postgres } = await import('postgres');
+  const { Kysely, PostgresDialect } = await import('kysely');
+  const { guardSql, PostgresJsStore } = await import('../src/postgres-js.js');
+  const { KyselyStore } = await import('../src/kysely.js');
+  const pool = await openPool({ max: 4 });
+  const sql = guardSql(postgres(testServers().postgresUrl, { max: 4, onnotice: () => {} }));
+  // The README's shortest Kysely form: the store given only `db`.
+  const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
+  const inboxes = [uniqueName('rt_read_js'), uniqueName('rt_read_kysely')];
+  try {
+    const reads = {
+      'postgres.js sql`...`': { store: new PostgresJsStore({ sql, tableName: inboxes[0] }), read: () => sql`select 1` },
+      'postgres.js sql.unsafe': {
+        store: new PostgresJsStore({ sql, tableName: inboxes[0] }),
+        read: () => sql.unsafe('select 1'),
+      },
+      'Kysely db, no pool given': {
+        store: new KyselyStore({ db, tableName: inboxes[1] }),
+        read: () => db.selectNoFrom((eb) => eb.lit(1).as('one')).execute(),
+      },
+    };
+    // Connections opened now: the delivery holds one, and the read inside it takes another, whose opening
+    // (startup, postgres.js's type lookup) is not the read's cost.
+    await Promise.all([sql`select 1`, sql`select 1`, sql`select 1`]);
+    await Promise.all([pool.query('select 1'), pool.query('select 1'), pool.query('select 1')]);
+    for (const [name, { store, read }] of Object.entries(reads)) {
+      await store.migrate();
+      const { inside, outside } = await appReadRoundTrips(proxy, store, read);
+      console.info(
+        `round trips of an app read on PostgreSQL (${name}): inside a delivery ${inside}, outside ${outside}`,
+      );
+      expect({ name, inside, outside }).toEqual({ name, inside: 3, outside: 1 });
+    }
+  } finally {
+    for (const inbox of inboxes) {
+      await pool.query(`drop table if exists ${inbox}`);
+      await pool.query(`drop function if exists ${inbox}_claim(text)`).catch(() => {});
+    }
+    await sql.end({ timeout: 5 });
+    await pool.end();
+  }
+});
