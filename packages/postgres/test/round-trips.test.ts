@@ -1,3 +1,4 @@
+import type { TransactionalStore } from '@service-pay/core';
 import {
   appReadRoundTrips,
   ormRoundTripSubject,
@@ -56,14 +57,18 @@ it("a read through the app's postgres.js sql or Kysely db costs 3 round trips du
   const db = new Kysely<Record<string, never>>({ dialect: new PostgresDialect({ pool }) });
   const inboxes = [uniqueName('rt_read_js'), uniqueName('rt_read_kysely')];
   try {
-    const reads = {
-      'postgres.js sql`...`': { store: new PostgresJsStore({ sql, tableName: inboxes[0] }), read: () => sql`select 1` },
+    const asStore = (store: object) => store as TransactionalStore<never> & { migrate(): Promise<void> };
+    const reads: Record<string, { store: ReturnType<typeof asStore>; read: () => PromiseLike<unknown> }> = {
+      'postgres.js sql`...`': {
+        store: asStore(new PostgresJsStore({ sql, tableName: inboxes[0] })),
+        read: () => sql`select 1`,
+      },
       'postgres.js sql.unsafe': {
-        store: new PostgresJsStore({ sql, tableName: inboxes[0] }),
+        store: asStore(new PostgresJsStore({ sql, tableName: inboxes[0] })),
         read: () => sql.unsafe('select 1'),
       },
       'Kysely db, no pool given': {
-        store: new KyselyStore({ db, tableName: inboxes[1] }),
+        store: asStore(new KyselyStore({ db, tableName: inboxes[1] })),
         read: () => db.selectNoFrom((eb) => eb.lit(1).as('one')).execute(),
       },
     };

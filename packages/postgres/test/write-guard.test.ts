@@ -1,6 +1,6 @@
 import { createWebhookHandler, signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
-import { type GuardSubject, talkAroundTeardown, writeGuardCases } from '@service-pay/sql/testing';
+import { type GuardSubject, talkAroundSetup, talkAroundTeardown, writeGuardCases } from '@service-pay/sql/testing';
 import { Kysely, sql as kyselySql, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import postgres from 'postgres';
@@ -12,7 +12,8 @@ import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
 
 /**
  * The write guard beyond the shared case list, which every client of the registry runs (clients.test.ts):
- * what a read leaves on a pooled connection, Kysely given no pool, and postgres.js's start-up warning.
+ * what a read leaves on a pooled connection, Kysely given no pool, and postgres.js (its query API on reads
+ * in a delivery, a cursor over a function that inserts, its start-up warning).
  */
 const marks = uniqueName('guard_marks');
 const inbox = uniqueName('guard_inbox');
@@ -117,6 +118,89 @@ describe("KyselyStore without its pool: writes through the app's db are still re
 describe('PostgresJsStore and guardSql', () => {
   // postgres.js's tagged template is the instance's own call: only the function the app calls can see it,
   // so the app makes its `sql` with guardSql and gives the store that one.
+  let sql: ReturnType<typeof postgres>;
+  beforeAll(() => {
+    sql = guardSql(postgres(DATABASE_URL, { max: 10, onnotice: () => {} }));
+  });
+  afterAll(() => sql.end({ timeout: 5 }));
+
+  it("reads through the app's sql in a delivery keep postgres.js's query API, each in a read-only transaction", async () => {
+    const event = samplePaymentPaidEvent();
+    const seen: Record<string, unknown> = {};
+    const handle = createWebhookHandler({
+      secret: SECRET,
+      store: new PostgresJsStore({ sql, tableName: inbox }),
+      onPaymentPaid: async (paid, ctx) => {
+        const series = (n: number) =>
+          sql`select x, current_setting('transaction_read_only') as ro from generate_series(1, ${n}) x`;
+        seen.values = await sql`select 1 as a, 2 as b`.values();
+        seen.unsafeValues = await sql.unsafe('select 1 as a, 2 as b').values();
+        const each: unknown[] = [];
+        await series(3).forEach((row) => void each.push(row.x));
+        seen.forEach = each;
+        const batches: unknown[] = [];
+        await series(5).cursor(2, (rows) => void batches.push(rows.map((row) => row.x)));
+        seen.cursorCallback = batches;
+        const iterated: unknown[] = [];
+        for await (const rows of series(5).cursor(2)) iterated.push(rows.map((row) => [row.x, row.ro]));
+        seen.cursorIterator = iterated;
+        for await (const rows of series(5).cursor(1)) {
+          seen.cursorBreak = rows.map((row) => row.x);
+          break;
+        }
+        seen.ro = (await sql`select current_setting('transaction_read_only') as ro`)[0]?.ro;
+        await ctx.tx`insert into ${ctx.tx(marks)} (marker) values (${paid.paymentId})`;
+      },
+    });
+    const { body, headers } = signWebhook({ event, secret: SECRET, deliveryId: `dl_pjs_api_${event.paymentId}` });
+    expect((await handle({ method: 'POST', headers, rawBody: body })).status).toBe(200);
+    expect(seen).toEqual({
+      values: [[1, 2]],
+      unsafeValues: [[1, 2]],
+      forEach: [1, 2, 3],
+      cursorCallback: [[1, 2], [3, 4], [5]],
+      cursorIterator: [
+        [
+          [1, 'on'],
+          [2, 'on'],
+        ],
+        [
+          [3, 'on'],
+          [4, 'on'],
+        ],
+        [[5, 'on']],
+      ],
+      cursorBreak: [1],
+      ro: 'on',
+    });
+    // Outside a delivery, the same instance is itself: read-write, no transaction of its own.
+    expect((await sql`select current_setting('transaction_read_only') as ro`)[0]?.ro).toBe('off');
+  });
+
+  it('a cursor over a function that inserts, through the app sql in a delivery, is refused: 0 credits', async () => {
+    await sql.unsafe(talkAroundSetup('postgres', marks)[0] as string);
+    const event = samplePaymentPaidEvent();
+    let code: unknown;
+    const handle = createWebhookHandler({
+      secret: SECRET,
+      store: new PostgresJsStore({ sql, tableName: inbox }),
+      logger: {
+        warn: () => {},
+        error: (fields) => {
+          code = (fields as { err?: { code?: unknown } }).err?.code;
+        },
+      },
+      onPaymentPaid: async (paid) => {
+        for await (const rows of sql`select ${sql(`${marks}_credit`)}(${paid.paymentId}::text)`.cursor(1)) void rows;
+      },
+    });
+    const { body, headers } = signWebhook({ event, secret: SECRET, deliveryId: `dl_pjs_cursor_${event.paymentId}` });
+    expect((await handle({ method: 'POST', headers, rawBody: body })).status).toBe(500);
+    expect(code).toBe('WRITE_OUTSIDE_TRANSACTION');
+    const counted = await pool.query(`select count(*)::int as n from ${marks} where marker = $1`, [event.paymentId]);
+    expect(counted.rows[0].n).toBe(0);
+  });
+
   it('a store given a guarded instance says nothing at start-up; given a plain one, it warns once', () => {
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     try {

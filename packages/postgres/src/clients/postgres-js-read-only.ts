@@ -15,14 +15,16 @@ const MODIFIERS = ['values', 'raw', 'simple', 'describe'] as const;
 /**
  * A read the app sent through its postgres.js instance during a delivery, as a pending query of its own:
  * lazy as postgres.js's (sent when awaited or `execute()`d), with the modifiers `values()`, `raw()`,
- * `simple()` and `describe()` replayed on the real query, and `forEach(fn)` / `cursor(rows, fn)` run in it.
+ * `simple()` and `describe()` replayed on the real query, and `forEach(fn)` and `cursor(...)` run in it
+ * (without a callback, `cursor()` answers its batches as an async iterator; `close` is the instance's
+ * `sql.CLOSE`, which ends a cursor the app stopped reading).
  * Sent, it runs through `run` (a read-only transaction of its own), so a write it hides (a function that
  * inserts) fails on the server; that failure becomes `WriteOutsideTransactionError` naming `ctx.tx`, recorded
  * on the delivery, whose commit waits for the answer. Sent once the delivery has ended, it is `plain()`.
  *
  * @example
  * ```ts
- * return readOnlyQuery(inside, 'sql`...`', text, (t) => t(strings, ...values), () => original(...args), run);
+ * return readOnlyQuery(inside, 'sql`...`', text, (t) => t(strings, ...values), () => original(...args), run, sql.CLOSE);
  * ```
  */
 export function readOnlyQuery(
@@ -32,6 +34,7 @@ export function readOnlyQuery(
   build: (sql: (...args: never[]) => unknown) => Pending,
   plain: () => Pending,
   run: ReadOnlyRun,
+  close: unknown,
 ): Pending {
   const modifiers: Array<(query: Record<string, (...a: unknown[]) => unknown>) => unknown> = [];
   let sent: Promise<unknown> | undefined;
@@ -67,13 +70,9 @@ export function readOnlyQuery(
     forEach: (fn: unknown) => send((query) => query.forEach?.(fn)),
     cursor: (rows: unknown, fn?: unknown) => {
       const each = typeof rows === 'function' ? rows : fn;
-      if (typeof each !== 'function') {
-        throw new TypeError(
-          "cursor() without a callback is not available on the app's sql during a delivery (its reads run in a " +
-            'read-only transaction of their own): pass the callback, cursor(rows, (batch) => ...), or read through ctx.tx.',
-        );
-      }
-      return send((query) => query.cursor?.(...(typeof rows === 'function' ? [rows] : [rows, fn])));
+      const size = typeof rows === 'function' ? 1 : rows;
+      if (typeof each === 'function') return send((query) => query.cursor?.(size, each));
+      return batches(close, (give) => send((query) => query.cursor?.(size, give)));
     },
   };
   for (const modifier of MODIFIERS) {
@@ -98,6 +97,84 @@ export function readOnlyQuery(
  */
 export function readOnlyOnInstance(begin: (options: string, fn: (sql: never) => unknown) => unknown): ReadOnlyRun {
   return (build) => asStoreWork(() => Promise.resolve(begin('read only', (sql) => build(sql))));
+}
+
+/**
+ * A cursor's batches as an async iterator, from its callback form `start(give)`: each batch waits in `give`
+ * until the app asks for the next one, and the app's `break` answers `close`, which ends the cursor (and so
+ * its read-only transaction) before `return()` resolves.
+ */
+function batches(
+  close: unknown,
+  start: (give: (batch: unknown) => Promise<unknown>) => Promise<unknown>,
+): AsyncIterableIterator<unknown> {
+  let ready: { batch: unknown; answer: (value: unknown) => void } | undefined;
+  let answer: ((value: unknown) => void) | undefined;
+  let waiting: { resolve: (result: IteratorResult<unknown>) => void; reject: (error: unknown) => void } | undefined;
+  let outcome: { error?: unknown } | undefined;
+  let finished: Promise<void> | undefined;
+  let closing = false;
+  const settle = () => {
+    const waiter = waiting;
+    if (waiter === undefined) return;
+    if (ready !== undefined) {
+      waiting = undefined;
+      answer = ready.answer;
+      const { batch } = ready;
+      ready = undefined;
+      waiter.resolve({ value: batch, done: false });
+    } else if (outcome !== undefined) {
+      waiting = undefined;
+      if ('error' in outcome) waiter.reject(outcome.error);
+      else waiter.resolve({ value: undefined, done: true });
+    }
+  };
+  const begin = () => {
+    finished ??= start(
+      (batch) =>
+        new Promise((resolve) => {
+          if (closing) return resolve(close);
+          ready = { batch, answer: resolve };
+          settle();
+        }),
+    ).then(
+      () => {
+        outcome = {};
+        settle();
+      },
+      (error: unknown) => {
+        outcome = { error };
+        settle();
+      },
+    );
+    return finished;
+  };
+  const release = (value: unknown) => {
+    const give = answer;
+    answer = undefined;
+    give?.(value);
+  };
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    next() {
+      release(undefined);
+      void begin();
+      return new Promise((resolve, reject) => {
+        waiting = { resolve, reject };
+        settle();
+      });
+    },
+    async return() {
+      closing = true;
+      if (finished !== undefined) {
+        release(close);
+        await finished;
+      }
+      return { value: undefined, done: true };
+    },
+  };
 }
 
 /** A pending query sent now (`forEach` and `cursor` answer one already sent). */

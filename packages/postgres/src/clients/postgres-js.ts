@@ -65,13 +65,16 @@ export function guardPostgresJs(sql: Sql, scope: object, store: string): void {
   // Taken before `begin` is wrapped: the reads' own read-only transactions are opened through the original.
   if (!readOnlyRuns.has(sql)) readOnlyRuns.set(sql, readOnlyOnInstance(sql.begin.bind(sql) as never));
   const run = readOnlyRuns.get(sql) as ReadOnlyRun;
-  guardCalls(sql, guard, 'sql', run);
+  const close = sql.CLOSE;
+  guardCalls(sql, guard, 'sql', run, close);
   // A reserved connection is judged by the instance's guard, which knows every store given the instance.
   wrapMethod(sql, 'reserve', (original, args) =>
     (original(...args) as Promise<ReservedLike>).then((reserved) => {
       const onReserved = readOnlyOnReserved(reserved as never, reserved.unsafe.bind(reserved) as never);
-      guardCalls(reserved, guard, 'a reserved connection', onReserved);
-      return tagged.has(sql) ? judgedTemplate(reserved, guard, 'a reserved connection`...`', onReserved) : reserved;
+      guardCalls(reserved, guard, 'a reserved connection', onReserved, close);
+      return tagged.has(sql)
+        ? judgedTemplate(reserved, guard, 'a reserved connection`...`', onReserved, close)
+        : reserved;
     }),
   );
   if (tagged.has(sql)) return;
@@ -119,7 +122,7 @@ export function guardSql<S extends Sql>(sql: S): S {
       const guard = guards.get(judged);
       const run = readOnlyRuns.get(judged);
       if (guard === undefined || run === undefined) return Reflect.apply(target, thisArg, args);
-      return judgeTemplate(guard, 'sql`...`', run, args, () => Reflect.apply(target, thisArg, args));
+      return judgeTemplate(guard, 'sql`...`', run, sql.CLOSE, args, () => Reflect.apply(target, thisArg, args));
     },
   });
   tagged.add(judged);
@@ -130,7 +133,14 @@ export function guardSql<S extends Sql>(sql: S): S {
  * A tagged-template call (`sql\`...\``) judged in the caller's delivery: refused unless plainly a read, a read
  * run read-only (`run`), anything else (not a template, no delivery, COMMIT / ROLLBACK) sent as it is.
  */
-function judgeTemplate(guard: ClientGuard, via: string, run: ReadOnlyRun, args: unknown[], plain: () => unknown) {
+function judgeTemplate(
+  guard: ClientGuard,
+  via: string,
+  run: ReadOnlyRun,
+  close: unknown,
+  args: unknown[],
+  plain: () => unknown,
+) {
   const strings = args[0] as { raw?: unknown } | undefined;
   const inside = Array.isArray(strings) && Array.isArray(strings.raw) ? guard.running() : undefined;
   if (inside === undefined) return plain();
@@ -138,14 +148,20 @@ function judgeTemplate(guard: ClientGuard, via: string, run: ReadOnlyRun, args: 
   const error = statementRefusal(inside.store, text, via);
   if (error !== undefined) return refusedValue(inside.delivery.refuse(error));
   if (statementKind(text, 'postgres') === 'end') return plain();
-  return readOnlyQuery(inside, via, text, (t) => t(...(args as never[])) as never, plain as never, run);
+  return readOnlyQuery(inside, via, text, (t) => t(...(args as never[])) as never, plain as never, run, close);
 }
 
 /** A reserved connection of a `guardSql` instance, with its tagged template judged as the instance's is. */
-function judgedTemplate<R extends object>(reserved: R, guard: ClientGuard, via: string, run: ReadOnlyRun): R {
+function judgedTemplate<R extends object>(
+  reserved: R,
+  guard: ClientGuard,
+  via: string,
+  run: ReadOnlyRun,
+  close: unknown,
+): R {
   return new Proxy(reserved, {
     apply(target, thisArg, args: unknown[]) {
-      return judgeTemplate(guard, via, run, args, () => Reflect.apply(target as never, thisArg, args));
+      return judgeTemplate(guard, via, run, close, args, () => Reflect.apply(target as never, thisArg, args));
     },
   });
 }
@@ -154,7 +170,7 @@ function judgedTemplate<R extends object>(reserved: R, guard: ClientGuard, via: 
  * `begin` and `unsafe` of a postgres.js instance or reserved connection in a delivery: `begin` refused, a
  * statement through `unsafe` refused unless plainly a read, and a read run read-only (`run`).
  */
-function guardCalls(target: object, guard: ClientGuard, name: string, run: ReadOnlyRun): void {
+function guardCalls(target: object, guard: ClientGuard, name: string, run: ReadOnlyRun, close: unknown): void {
   wrapMethod(target, 'begin', (original, args) => {
     const inside = guard.running();
     if (inside === undefined) return original(...args);
@@ -168,6 +184,6 @@ function guardCalls(target: object, guard: ClientGuard, name: string, run: ReadO
     if (error !== undefined) return refusedValue(inside.delivery.refuse(error));
     if (statementKind(args[0], 'postgres') === 'end') return original(...args);
     const build = (sql: (...a: never[]) => unknown) => (sql as unknown as ReservedLike).unsafe(...args) as never;
-    return readOnlyQuery(inside, via, args[0], build, () => original(...args) as never, run);
+    return readOnlyQuery(inside, via, args[0], build, () => original(...args) as never, run, close);
   });
 }

@@ -71,7 +71,7 @@ export function guardKyselyExecutor(
   db: Kysely<unknown>,
   scope: object,
   store: string,
-  { oneConnection, readOnly }: { oneConnection: boolean; readOnly?: ReadOnlyTransaction },
+  { oneConnection, readOnly }: { oneConnection: boolean; readOnly?: ReadOnlyTransaction | undefined },
 ): HeldConnection {
   const executor = db.getExecutor();
   const guard = clientGuard(executor, scope, store);

@@ -24,7 +24,7 @@ export { ConnectionHeldError, type ReadOnlyTransaction } from './kysely-guard.js
 export function kyselyClient<DB>(
   db: Kysely<DB>,
   store: string,
-  { oneConnection, readOnly }: { oneConnection: boolean; readOnly?: ReadOnlyTransaction },
+  { oneConnection, readOnly }: { oneConnection: boolean; readOnly?: ReadOnlyTransaction | undefined },
 ): { client: SqlClient<Transaction<DB>>; scope: object } {
   const scope = {};
   const own = refuseOwnTransactions(db, ['transaction', 'startTransaction'], scope, store);
