@@ -378,8 +378,11 @@ export function writeGuardCases<Tx>(subject: GuardSubject<Tx>): GuardCase[] {
           release();
           const answer = await answered;
           const after = await enqueue(`after:${event.paymentId}`);
+          // An ORM may wrap the refusal (Drizzle's DrizzleQueryError keeps it as its cause).
+          const codes = (error: unknown): unknown[] =>
+            error instanceof Error ? [(error as { code?: unknown }).code, ...codes(error.cause)] : [];
           expect(
-            (during as { code?: unknown } | undefined)?.code === 'WRITE_OUTSIDE_TRANSACTION',
+            codes(during).includes('WRITE_OUTSIDE_TRANSACTION'),
             `the plain request's write flushed during the delivery to be refused, got ${String(during)}`,
           );
           expect(answer.status === 500, 'the delivery to fail with the refusal recorded on it');
