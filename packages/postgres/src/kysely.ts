@@ -43,7 +43,8 @@ export interface KyselyStoreOptions<DB> extends PostgresTableOptions {
  * Inside `onPaymentPaid`, `db.transaction()` and `db.startTransaction()` on the `db` given here are
  * refused with `OwnTransactionError`, and a write through `db` with `WriteOutsideTransactionError`: either
  * would commit its credit even when the delivery fails, and the sender's retry would credit again. Use
- * `ctx.tx`.
+ * `ctx.tx`. A read through `db` then runs in a read-only transaction of its own on the connection Kysely
+ * takes for it, so a function that writes fails on the server and is refused the same way.
  *
  * @example
  * ```ts

@@ -30,7 +30,9 @@ export interface PostgresJsStoreOptions extends PostgresTableOptions {
  * `sql.begin(...)` and a write through `sql.unsafe(...)` on the `sql` given here are refused (a second
  * transaction, or a write, that would commit whatever happens to the delivery); so is a write through the
  * tagged template `sql\`...\`` when the app's `sql` is made with `guardSql(postgres(url))`, the only way to see
- * that call (given a plain instance, the store says so once at construction).
+ * that call (given a plain instance, the store says so once at construction). A read there runs in a
+ * read-only transaction of its own (`sql.begin('read only', ...)`), so a function that writes fails on the
+ * server and is refused the same way.
  *
  * @example
  * ```ts

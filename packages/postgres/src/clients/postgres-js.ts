@@ -52,7 +52,10 @@ export function isPostgresJs(value: unknown): value is Sql {
  * through `sql.unsafe(...)` (`WriteOutsideTransactionError`), and the same through a connection of
  * `sql.reserve()`. The tagged template `sql\`...\`` is the instance's own call, which no method of it sees:
  * judged when the app's `sql` is made with `guardSql`, otherwise the store says once, at construction, that
- * it cannot be refused. Reads pass; a refusal is a rejected promise.
+ * it cannot be refused. A read passes, and runs in a read-only transaction of its own (the instance's
+ * original `begin('read only', ...)`, or `begin read only` / `rollback` around it on a reserved connection),
+ * so a write the text hid fails on the server and becomes `WriteOutsideTransactionError`. A refusal is a
+ * rejected promise.
  *
  * @example
  * ```ts
@@ -103,8 +106,8 @@ const tagged = new WeakSet<object>();
  * The app's postgres.js instance with its tagged template judged too: `sql\`insert ...\`` sent beside
  * `ctx.tx` during a delivery of a store given this instance is refused (`WriteOutsideTransactionError`,
  * `OwnTransactionError` for `BEGIN`), judged at the call in the context that made it, as `sql.unsafe` is.
- * Reads pass, and everywhere else it is the instance itself (every property and helper, `sql(value)` calls
- * included). The tagged template is the instance's own call, which no method of it can see: the guard has to
+ * Reads pass, run in a read-only transaction of their own, and everywhere else it is the instance itself
+ * (every property and helper, `sql(value)` calls included). The tagged template is the instance's own call, which no method of it can see: the guard has to
  * be the function the app calls, so make the app's `sql` with it and give the store that one.
  *
  * @example

@@ -59,6 +59,9 @@ const heldConnections = new WeakMap<object, HeldConnection>();
  *   the handler until its deadline, then run on its own and commit what the delivery rolled back. What cannot
  *   join (`stream()`, `db.connection()`) is refused (`ConnectionHeldError`).
  *
+ * - given `readOnly` (on a pool), what passes runs in a read-only transaction of its own on the connection
+ *   the executor hands out (see `runReadOnly`).
+ *
  * Answers where the store notes the transaction it holds open (one connection only).
  *
  * @example
