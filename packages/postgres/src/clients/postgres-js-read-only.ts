@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { asStoreWork } from '@service-pay/core/node';
 import { isReadOnlyRefusal, type RunningDelivery, serverRefusal } from '@service-pay/sql';
 
@@ -67,9 +68,13 @@ export function readOnlyQuery(
       void send().catch(() => {});
       return pending;
     },
-    forEach: (fn: unknown) => send((query) => query.forEach?.(fn)),
+    // The app's callbacks run in its own context, not in the read-only transaction's (the store's work).
+    forEach: (fn: unknown) => {
+      const each = callerBound(fn);
+      return send((query) => query.forEach?.(each));
+    },
     cursor: (rows: unknown, fn?: unknown) => {
-      const each = typeof rows === 'function' ? rows : fn;
+      const each = callerBound(typeof rows === 'function' ? rows : fn);
       const size = typeof rows === 'function' ? 1 : rows;
       if (typeof each === 'function') return send((query) => query.cursor?.(size, each));
       return batches(close, (give) => send((query) => query.cursor?.(size, give)));
@@ -97,6 +102,11 @@ export function readOnlyQuery(
  */
 export function readOnlyOnInstance(begin: (options: string, fn: (sql: never) => unknown) => unknown): ReadOnlyRun {
   return (build) => asStoreWork(() => Promise.resolve(begin('read only', (sql) => build(sql))));
+}
+
+/** `fn` bound to the caller's async context, when it is a function. */
+function callerBound(fn: unknown): unknown {
+  return typeof fn === 'function' ? AsyncResource.bind(fn as (...args: unknown[]) => unknown) : fn;
 }
 
 /**
