@@ -88,6 +88,11 @@ describe("KyselyStore without its pool: writes through the app's db are still re
     apiForms: {
       'db.selectNoFrom(credit_fn(marker))': (marker) =>
         db.selectNoFrom(kyselySql<number>`${kyselySql.id(`${marks}_credit`)}(${marker}::text)`.as('c')).execute(),
+      'db.withSchema(public).selectNoFrom(credit_fn(marker))': (marker) =>
+        db
+          .withSchema('public')
+          .selectNoFrom(kyselySql<number>`${kyselySql.id(`${marks}_credit`)}(${marker}::text)`.as('c'))
+          .execute(),
       'db.connection() then select credit_fn(marker)': (marker) =>
         db
           .connection()

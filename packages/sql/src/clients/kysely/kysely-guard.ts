@@ -83,8 +83,7 @@ export function guardKyselyExecutor(
     held = { tx: undefined };
     heldConnections.set(executor, held);
     // Every store given this db shares the executor's guard and its one wrapping.
-    guardExecutor(executor, guard, oneConnection ? held : undefined);
-    if (readOnly !== undefined && !oneConnection) runReadOnly(executor, guard, readOnly);
+    guardExecutor(executor, guard, oneConnection ? held : undefined, oneConnection ? undefined : readOnly);
   }
   return held;
 }
@@ -148,7 +147,13 @@ function readSql(error: unknown): unknown {
  * Wraps the executor's public methods as own properties. A derived executor (`withSchema`) is judged by the
  * guard of the `db` it came from, so it knows every store given that `db`.
  */
-function guardExecutor(executor: object, guard: ClientGuard, held: HeldConnection | undefined): void {
+function guardExecutor(
+  executor: object,
+  guard: ClientGuard,
+  held: HeldConnection | undefined,
+  readOnly: ReadOnlyTransaction | undefined,
+): void {
+  if (readOnly !== undefined) runReadOnly(executor, guard, readOnly);
   /** Set while the original `executeQuery` asks for its connection, which it does synchronously. */
   let judged = false;
 
@@ -190,7 +195,7 @@ function guardExecutor(executor: object, guard: ClientGuard, held: HeldConnectio
   for (const method of DERIVING) {
     wrapMethod(executor, method, (original, args) => {
       const derived = original(...args);
-      if (derived !== null && typeof derived === 'object') guardExecutor(derived, guard, held);
+      if (derived !== null && typeof derived === 'object') guardExecutor(derived, guard, held, readOnly);
       return derived;
     });
   }
