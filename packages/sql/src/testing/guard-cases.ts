@@ -62,7 +62,8 @@ export interface GuardSubject<Tx> {
     send(text: string): PromiseLike<unknown>;
     /**
      * The client's statements cannot be run read-only on the server (only the text check holds): the
-     * forms only the server can refuse are its known gap, said in the README, and not run.
+     * forms only the server can refuse are its known gap, said in the README, and not run; nor is the
+     * case that writes land right after a delivery's reads (no read-only mode to outlive them).
      */
     readonly textOnly?: boolean;
   };
@@ -139,8 +140,11 @@ function expect(condition: boolean, what: string): void {
  * `ctx.tx`, 500, then the retry through `ctx.tx` credits exactly once), the same caught or not awaited,
  * reads allowed, the un-awaited `ctx.tx` write (waited for, or refused naming `await`: never recorded
  * without it), each own-transaction form (also un-awaited), background work after the delivery (allowed),
- * `ctx.outsideTransaction` (an audit write that survives the failed attempt) and, given `poolOfOne`, a
- * delivery and a plain request interleaved on a pool of one.
+ * `ctx.outsideTransaction` (an audit write that survives the failed attempt), a shared timer first started
+ * in a delivery (its flushes judged by that delivery while it lasts, as the README says), given `raw` each
+ * talk-around spelling (0 credits) and writes landing right after a delivery's reads (nothing of the
+ * read-only mode outlives them), and, given `poolOfOne`, a delivery and a plain request interleaved on a
+ * pool of one.
  *
  * @example
  * ```ts
