@@ -10,7 +10,7 @@ import { postgresDialect } from '@service-pay/sql/postgres';
 import { is, type SQLWrapper } from 'drizzle-orm';
 import { PgDatabase } from 'drizzle-orm/pg-core';
 import { guardPgPool } from './clients/node-postgres/pg-pool-guard.js';
-import { guardPostgresJs, isPostgresJs } from './clients/postgres-js.js';
+import { guardPostgresJs, isPostgresJs } from './clients/postgres-js/postgres-js.js';
 import { describePgPool, isPgPool, keepCheckedOutClientsFromCrashing } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';

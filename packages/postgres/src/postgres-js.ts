@@ -1,9 +1,9 @@
 import { type PostgresTableOptions, SqlStore } from '@service-pay/sql';
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Sql, TransactionSql } from 'postgres';
-import { guardPostgresJs, postgresJsClient } from './clients/postgres-js.js';
+import { guardPostgresJs, postgresJsClient } from './clients/postgres-js/postgres-js.js';
 
-export { guardSql } from './clients/postgres-js.js';
+export { guardSql } from './clients/postgres-js/postgres-js.js';
 
 /**
  * Options of `PostgresJsStore`.
