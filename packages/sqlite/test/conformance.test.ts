@@ -1,17 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/index.js';
 import { open } from './support/database.js';
-import { marksFile, sqliteConformance } from './support/marks.js';
+import { marksFile } from './support/marks.js';
 
+/**
+ * Core's transactional conformance runs on every client in clients.test.ts. These are what SQLite's one
+ * writer gives instead of its "keys are independent": a second key waits for the first delivery's commit.
+ */
 describe('SqliteStore on better-sqlite3: transactional conformance', () => {
   const file = marksFile(open);
-
-  // No slowQuery: better-sqlite3 runs statements synchronously on the app's thread, so a long one blocks the
-  // whole process (the deadline timer included) and nothing could interrupt it. The rollback case still
-  // runs, with the handler holding the transaction between statements, as a handler awaiting an API does.
-  // SQLite has one writer: a second key waits for the first delivery's commit (answered in-progress here,
-  // tested below) instead of the suite's "keys are independent".
-  sqliteConformance(file, 'one writer at a time; see below');
 
   it('a second key answers in-progress at once while a delivery writes, and is claimed once it ends', async () => {
     const store = new SqliteStore({ database: file.db });

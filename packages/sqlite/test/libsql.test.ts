@@ -4,12 +4,12 @@ import { expectFailedAttemptThenOneCredit, failsFirstAttempt } from '@service-pa
 import Database from 'libsql';
 import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/index.js';
-import { countMarks, marksFile, sqliteConformance } from './support/marks.js';
+import { countMarks, marksFile } from './support/marks.js';
 
 /**
  * libsql (Turso's `libsql` package: a better-sqlite3-compatible, synchronous API on local files) behind the
- * same seam, unchanged: the conformance suite, a second connection answered at once while the first holds
- * the write lock, and the handler end to end. (`@libsql/client`, the async and remote client, is another API
+ * same seam, unchanged: the SQL stores' cases with core's conformance (clients.test.ts), a second
+ * connection answered at once while the first holds the write lock, and the handler end to end. (`@libsql/client`, the async and remote client, is another API
  * and is not supported: see the README.)
  */
 const SECRET = 'whsec_sqlite_libsql_tests_0123456789';
@@ -28,11 +28,6 @@ describe('SqliteStore on libsql', () => {
     const connection = new Database(path);
     connection.pragma('journal_mode = WAL');
     return connection;
-  });
-
-  describe('transactional conformance', () => {
-    // SQLite has one writer: see conformance.test.ts for "keys are independent".
-    sqliteConformance(file, 'one writer at a time');
   });
 
   it('answers a second connection at once while the first holds the write lock', async () => {

@@ -1,5 +1,4 @@
-import { transactionalStoreConformance } from '@service-pay/core/testing';
-import { afterAll, beforeAll, it } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { type SqliteDatabaseLike, SqliteStore } from '../../src/index.js';
 import { scratchFolder } from './database.js';
 
@@ -40,27 +39,4 @@ export function marksFile<D extends Connection>(openFile: (path: string) => D): 
 /** How many marks `marker` left, read on the app's connection. */
 export function countMarks(file: { app: Connection }, marker: string): number {
   return (file.app.prepare('select count(*) as n from marks where marker = ?').get(marker) as { n: number }).n;
-}
-
-/**
- * The core's transactional conformance cases for SqliteStore on `file`, each writing a mark through `ctx.tx`.
- * "keys are independent" is skipped: SQLite has one writer, so a second key waits for the first delivery's
- * commit; `why` names where the file tests that instead.
- *
- * @example
- * ```ts
- * sqliteConformance(file, 'one writer at a time; see below');
- * ```
- */
-export function sqliteConformance<D extends Connection>(file: { db: D; app: D }, why: string): void {
-  const writes = {
-    write: async (tx: D, marker: string) => {
-      tx.prepare('insert into marks (marker) values (?)').run(marker);
-    },
-    count: async (marker: string) => countMarks(file, marker),
-  };
-  for (const c of transactionalStoreConformance(() => new SqliteStore({ database: file.db }), writes)) {
-    if (c.name === 'keys are independent') it.skip(`${c.name} (SQLite: ${why})`, c.run);
-    else it(c.name, c.run);
-  }
 }
