@@ -1,33 +1,17 @@
 import { autoMigrateCases, type EmptyDatabaseSubject } from '@service-pay/sql/testing';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/index.js';
-import { KyselyStore } from '../src/kysely.js';
-
-function subject(name: string, store: (database: Database.Database) => EmptyDatabaseSubject['store']) {
-  return async (): Promise<EmptyDatabaseSubject> => {
-    const database = new Database(':memory:');
-    return {
-      name,
-      inbox: 'service_pay_inbox',
-      store: store(database),
-      rows: async (text) => database.prepare(text).all() as Array<Record<string, unknown>>,
-      close: async () => {
-        database.close();
-      },
-    };
-  };
-}
+import { SQLITE_CLIENTS } from './clients/index.js';
 
 describe('SQLite stores on an empty database', () => {
-  const subjects = [
-    subject('SqliteStore', (database) => new SqliteStore({ database }) as EmptyDatabaseSubject['store']),
-    subject(
-      'KyselyStore',
-      (database) => new KyselyStore({ db: new Kysely({ dialect: new SqliteDialect({ database }) }) }),
-    ),
-  ];
+  const subjects = SQLITE_CLIENTS.map(
+    (client) => async (): Promise<EmptyDatabaseSubject> => ({
+      name: client.name,
+      inbox: 'service_pay_inbox',
+      ...client.empty(),
+    }),
+  );
   // An in-memory database starts empty: nothing to drop.
   for (const c of autoMigrateCases({ keyColumn: 'key', dropInbox: async () => {} }, subjects)) it(c.name, c.run);
 

@@ -1,7 +1,14 @@
 import Database from 'better-sqlite3';
 import { type SqliteDatabaseLike, SqliteStore } from '../../src/index.js';
 import { open as openFile } from '../support/database.js';
-import { type ClientFixture, type Connection, marksFile, type SqliteClient, untyped } from './fixture.js';
+import {
+  type ClientFixture,
+  type Connection,
+  type EmptyDatabase,
+  marksFile,
+  type SqliteClient,
+  untyped,
+} from './fixture.js';
 
 /**
  * `SqliteStore` on the app's connection (better-sqlite3's, or libsql's, which has its API), `ctx.tx` that
@@ -66,7 +73,7 @@ export const betterSqlite3: SqliteClient = {
   empty: () => {
     const database = new Database(':memory:');
     return {
-      store: new SqliteStore({ database }),
+      store: new SqliteStore({ database }) as EmptyDatabase['store'],
       rows: async (text) => database.prepare(text).all() as Array<Record<string, unknown>>,
       close: async () => {
         database.close();

@@ -1,4 +1,4 @@
-import type { GuardSubject, OrmClient } from '@service-pay/sql/testing';
+import type { EmptyDatabaseSubject, GuardSubject, OrmClient } from '@service-pay/sql/testing';
 import { scratchFolder } from '../support/database.js';
 
 /**
@@ -34,11 +34,7 @@ export interface SqliteClient {
 }
 
 /** A store on an in-memory database with no table yet, as autoMigrate's cases take it. */
-export interface EmptyDatabase {
-  store: unknown;
-  rows(text: string): Promise<Array<Record<string, unknown>>>;
-  close(): Promise<void>;
-}
+export type EmptyDatabase = Omit<EmptyDatabaseSubject, 'name' | 'inbox'>;
 
 /** What the fixtures use of a better-sqlite3-compatible connection (better-sqlite3's or libsql's). */
 export interface Connection {
