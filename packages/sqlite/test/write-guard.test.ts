@@ -10,6 +10,11 @@ import { type ClientFixture, SQLITE_CLIENTS } from './clients/index.js';
  * better-sqlite3 or libsql transaction opened on the delivery's connection is a savepoint inside the
  * delivery's transaction (store.test.ts). Credits are counted on a connection of the test's own, in a table
  * without a unique constraint, so a second one would show.
+ *
+ * No talk-around spellings (`raw`, `apiForms`): those cases expect a write through the app's client to be
+ * refused however it is spelled, and on SQLite that write joins the delivery instead (the first case, and
+ * kysely-guard.test.ts for Kysely's own spellings); no `poolOfOne` or `callbackPool`: a SQLite client is
+ * one connection, with no pool and no callback API.
  */
 for (const client of SQLITE_CLIENTS) {
   describe(`${client.name}: a write beside ctx.tx joins the delivery, credited once`, () => {
