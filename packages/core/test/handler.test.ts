@@ -490,6 +490,9 @@ describe('store faults (v2): completion', () => {
 
 describe('leases, deadlines and ctx (v2)', () => {
   it('keeps the lease alive while a slow handler runs (a heartbeat every third), so a retry waits', async () => {
+    // Fake timers: with a 90 ms lease on real time, a loaded machine that stalls the event loop past a
+    // heartbeat lets the lease lapse, and the test would measure the machine instead of the heartbeat.
+    vi.useFakeTimers();
     const gate = deferred();
     let runs = 0;
     const { handle } = setup({
@@ -501,7 +504,7 @@ describe('leases, deadlines and ctx (v2)', () => {
     });
     const event = samplePaymentPaidEvent();
     const first = handle(delivery(event));
-    await sleep(400); // more than four leases
+    await vi.advanceTimersByTimeAsync(400); // more than four leases
     expectError(await handle(delivery(event)), 409, 'DELIVERY_IN_PROGRESS');
     gate.resolve();
     expect((await first).status).toBe(200);
