@@ -1,6 +1,6 @@
 import { createWebhookHandler, signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
-import { namedOwnTransactions, writeGuardCases } from '@service-pay/sql/testing';
+import { registeredGuardCases } from '@service-pay/sql/testing';
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MySqlStore } from '../src/index.js';
@@ -17,39 +17,9 @@ for (const entry of MYSQL_CLIENTS) {
       client = await entry.open();
     });
     afterAll(() => client?.close());
-    const guard = () => client.guard;
-    // The case list is made now and the fixture opens later: each part is read from it when a case runs.
-    const cases = writeGuardCases<never>({
-      store: () => client.store(),
-      write: (tx, marker) => client.write(tx, marker),
-      count: (marker) => client.count(marker),
-      get lazy() {
-        return guard().lazy;
-      },
-      startWrite: (tx, marker) => guard().startWrite(tx, marker),
-      globalWrite: (marker) => guard().globalWrite(marker),
-      globalRead: () => guard().globalRead(),
-      ownTransactions: namedOwnTransactions(entry.ownTransactions, () => guard().ownTransactions),
-      ...(entry.stepwise ? { stepwise: entry.stepwise } : {}),
-      ...(entry.apiForms ? { apiForms: namedOwnTransactions(entry.apiForms, () => guard().apiForms ?? {}) } : {}),
-      ...(entry.callbackPool
-        ? { callbackPool: () => (guard().callbackPool as NonNullable<Guard['callbackPool']>)() }
-        : {}),
-      poolOfOne: () => (guard().poolOfOne as NonNullable<Guard['poolOfOne']>)(),
-      raw: {
-        dialect: 'mysql',
-        get table() {
-          return guard()?.raw?.table ?? '';
-        },
-        send: (text: string) => (guard().raw as NonNullable<Guard['raw']>).send(text),
-        textOnly: entry.textOnly === true,
-      },
-    });
-    for (const c of cases) it(c.name, c.run);
+    for (const c of registeredGuardCases(entry, () => client, 'mysql')) it(c.name, c.run);
   });
 }
-
-type Guard = ClientFixture<never>['guard'];
 
 // The read-only mode on mysql2's pool, checked on the connections themselves after a delivery.
 const marks = uniqueName('guard_marks');

@@ -1,4 +1,4 @@
-import { namedOwnTransactions, ormStoreCases, writeGuardCases } from '@service-pay/sql/testing';
+import { ormStoreCases, registeredGuardCases } from '@service-pay/sql/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { type ClientFixture, POSTGRES_CLIENTS } from './clients/index.js';
 
@@ -22,41 +22,7 @@ for (const entry of POSTGRES_CLIENTS) {
     for (const c of cases) it(c.name, c.run);
 
     describe('the delivery transaction is the only way to write', () => {
-      const guard = () => client.guard;
-      // The case list is made now and the fixture opens later: each part is read from it when a case runs.
-      const guardCases = writeGuardCases<never>({
-        store: () => client.store(),
-        write: (tx, marker) => client.write(tx, marker),
-        count: (marker) => client.count(marker),
-        get lazy() {
-          return guard().lazy;
-        },
-        startWrite: (tx, marker) => guard().startWrite(tx, marker),
-        globalWrite: (marker) => guard().globalWrite(marker),
-        globalRead: () => guard().globalRead(),
-        ownTransactions: namedOwnTransactions(entry.ownTransactions, () => guard().ownTransactions),
-        ...(entry.stepwise ? { stepwise: entry.stepwise } : {}),
-        ...(entry.apiForms ? { apiForms: namedOwnTransactions(entry.apiForms, () => guard().apiForms ?? {}) } : {}),
-        ...(entry.callbackPool
-          ? { callbackPool: () => (guard().callbackPool as NonNullable<Guard['callbackPool']>)() }
-          : {}),
-        ...(entry.oneConnection
-          ? { oneConnection: true }
-          : {
-              poolOfOne: () => (guard().poolOfOne as NonNullable<Guard['poolOfOne']>)(),
-              raw: {
-                dialect: 'postgres',
-                get table() {
-                  return guard().raw?.table ?? '';
-                },
-                send: (text: string) => (guard().raw as NonNullable<Guard['raw']>).send(text),
-                textOnly: entry.textOnly === true,
-              },
-            }),
-      });
-      for (const c of guardCases) it(c.name, c.run);
+      for (const c of registeredGuardCases(entry, () => client, 'postgres')) it(c.name, c.run);
     });
   });
 }
-
-type Guard = ClientFixture<never>['guard'];

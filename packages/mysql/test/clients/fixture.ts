@@ -1,18 +1,9 @@
 import type { WebhookStore } from '@service-pay/core';
-import { type GuardSubject, type OrmClient, talkAroundTeardown } from '@service-pay/sql/testing';
+import { type RegisteredClient, type RegisteredFixture, talkAroundTeardown } from '@service-pay/sql/testing';
 import { openPool, uniqueName } from '../support/database.js';
 
-/**
- * One client of the app's as every shared case list uses it: a store on the app's client, the credit
- * through `ctx.tx` into a marks table WITHOUT a unique constraint (a second credit would show), the app's
- * own client beside it (the write guard's cases), and how to close it all.
- */
-export type ClientFixture<Tx> = OrmClient<Tx> & {
-  /** The marks table as the client names it. */
-  marks: string;
-  /** What the write guard's cases need beside the store, the credit and the count (see `GuardSubject`). */
-  guard: Omit<GuardSubject<Tx>, 'store' | 'write' | 'count'>;
-};
+/** One client of the app's as every shared case list uses it (see `RegisteredFixture`). */
+export type ClientFixture<Tx> = RegisteredFixture<Tx>;
 
 /**
  * One client as the fault rows' app process uses it (test/fixtures/app.ts): its store on `databaseUrl`,
@@ -30,28 +21,7 @@ export interface AppClient {
  * A line of the registry (`MYSQL_CLIENTS` in ./index.ts): everything a shared case list needs to run on a
  * client. Adding a client is its file here and one line in the registry.
  */
-export interface MysqlClient {
-  /** Short and unique: the fault app's `DRIVER`, and the fixture's table prefix. */
-  readonly id: string;
-  /** As test titles name it. */
-  readonly name: string;
-  /** Opens the fixture on the shared server. */
-  open(): Promise<ClientFixture<never>>;
-  /**
-   * The names of the fixture's `guard.ownTransactions`, and below of its `guard.apiForms`: a case list is
-   * made before its fixture opens, so the names are given here.
-   */
-  readonly ownTransactions: readonly string[];
-  readonly apiForms?: readonly string[];
-  /** Own-transaction forms that open their transaction only after a first await (see `GuardSubject`). */
-  readonly stepwise?: readonly string[];
-  /** The fixture's guard has `callbackPool` (the client's callback API). */
-  readonly callbackPool?: boolean;
-  /**
-   * The app's statements during a delivery are judged by the text check alone (they cannot be run
-   * read-only on the server): the forms only the server can refuse are not run on it.
-   */
-  readonly textOnly?: boolean;
+export interface MysqlClient extends RegisteredClient<ClientFixture<never>> {
   /** The app process of the fault rows on this client (test/faults/faults.test.ts runs them on it). */
   readonly app?: (databaseUrl: string) => AppClient | Promise<AppClient>;
 }

@@ -1,4 +1,5 @@
 export { autoMigrateCases, type EmptyDatabaseSubject } from './auto-migrate-cases.js';
+export { type RegisteredClient, type RegisteredFixture, registeredGuardCases } from './client-registry.js';
 export { deadlockTables, deadlockWithDelivery, type OtherConnection } from './deadlock.js';
 export {
   answerBeforeRollback,
