@@ -9,18 +9,11 @@ import {
 } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { waitFor } from '@service-pay/test-kit';
-import { drizzle } from 'drizzle-orm/node-postgres';
-import knexFactory, { type Knex } from 'knex';
-import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DrizzleStore } from '../src/drizzle.js';
 import { PostgresStore } from '../src/index.js';
-import { KnexStore } from '../src/knex.js';
-import { KyselyStore } from '../src/kysely.js';
-import { TypeOrmStore } from '../src/typeorm.js';
-import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
+import { POSTGRES_CLIENTS } from './clients/index.js';
+import { openPool, uniqueName } from './support/database.js';
 
 const SECRET = 'whsec_postgres_pool_full_0123456789abc';
 
@@ -89,67 +82,30 @@ describe('a full connection pool is named as such', () => {
     expect(err.pool).toEqual({ size: 1, inUse: 1, waiting: 1 });
     expect(err.cause).toBeInstanceOf(StoreTimeoutError);
   };
-  const holdPg = (on: pg.Pool) => async () => {
-    const client = await on.connect();
-    return () => client.release();
-  };
 
-  it('PostgresStore, KyselyStore and DrizzleStore on a node-postgres pool', async () => {
-    const stores: TransactionalStore<unknown>[] = [
-      new PostgresStore({ pool, tableName: inbox }),
-      new KyselyStore({ db: new Kysely({ dialect: new PostgresDialect({ pool }) }), pool, tableName: inbox }),
-      new DrizzleStore({ db: drizzle(pool), tableName: inbox }),
-    ];
-    for (const store of stores) expectPoolFull(await withPoolTaken(holdPg(pool), store));
-    // Once the pool has a connection again, deliveries go through. Bounded at 10 s, not 300 ms: on a loaded
-    // machine the COMMIT of a free pool once took longer than 300 ms, and a commit past its bound is a 500.
-    await waitFor('the pool to be idle', () => pool.idleCount === pool.totalCount, { timeoutMs: 10_000 }, 20);
-    const [status, logged] = await deliver(stores[0] as TransactionalStore<unknown>, samplePaymentPaidEvent(), 10_000);
-    expect({ status, logged: logged.map((l) => l.message) }).toEqual({ status: 200, logged: [] });
-  });
-
-  it('KnexStore on its pool (tarn)', async () => {
-    const knex = knexFactory({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 1 } });
-    try {
-      const holdKnex = async () => {
-        let free = () => {};
-        const held = new Promise<void>((resolve) => (free = resolve));
-        let started = () => {};
-        const running = new Promise<void>((resolve) => (started = resolve));
-        const transaction = knex.transaction(async (trx: Knex.Transaction) => {
-          await trx.raw('select 1');
-          started();
-          await held;
-        });
-        await running;
-        return () => {
-          free();
-          transaction.catch(() => {});
-        };
-      };
-      expectPoolFull(await withPoolTaken(holdKnex, new KnexStore({ knex, tableName: inbox })));
-      // The begin that came late is rolled back by the pipeline; its connection goes back before Knex ends.
-      const tarn = (knex.client as { pool: { numUsed(): number; numPendingAcquires(): number } }).pool;
-      await waitFor('the late begin to be rolled back', () => tarn.numUsed() + tarn.numPendingAcquires() === 0, {
-        timeoutMs: 10_000,
-      });
-    } finally {
-      await knex.destroy();
-    }
-  });
-
-  it('TypeOrmStore on the pool of its driver', async () => {
-    const dataSource = await new DataSource({ type: 'postgres', url: DATABASE_URL, poolSize: 1 }).initialize();
-    try {
-      const master = (dataSource.driver as unknown as { master: pg.Pool }).master;
-      expectPoolFull(await withPoolTaken(holdPg(master), new TypeOrmStore({ dataSource, tableName: inbox })));
-      await waitFor('the late begin to be rolled back', () => master.idleCount === master.totalCount, {
-        timeoutMs: 10_000,
-      });
-    } finally {
-      await dataSource.destroy();
-    }
-  });
+  // Every client that can fill a pool of its own: its store on a pool of one, the app holding that one.
+  for (const client of POSTGRES_CLIENTS) {
+    const poolToFill = client.poolToFill;
+    if (poolToFill === undefined) continue;
+    it(`${client.name}: the full pool is named, and once it is free deliveries go through`, async () => {
+      const one = await poolToFill(inbox);
+      try {
+        expectPoolFull(await withPoolTaken(() => one.holdPool(), one.store));
+        // The begin that came late is rolled back by the pipeline; its connection goes back. Bounded at
+        // 10 s, not 300 ms: on a loaded machine the COMMIT of a free pool once took longer than 300 ms, and a
+        // commit past its bound is a 500.
+        await waitFor('the late begin to be rolled back', () => one.idle(), { timeoutMs: 10_000 }, 20);
+        const [status, logged] = await deliver(
+          one.store,
+          samplePaymentPaidEvent({ paymentId: `p_${Math.random()}` }),
+          10_000,
+        );
+        expect({ status, logged: logged.map((l) => l.message) }).toEqual({ status: 200, logged: [] });
+      } finally {
+        await one.close();
+      }
+    });
+  }
 
   it('a database that does not answer (the pool not full) keeps the timeout message', async () => {
     // Accepts connections and never answers, as a hung server or a black-holed network does.

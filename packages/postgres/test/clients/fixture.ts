@@ -1,4 +1,4 @@
-import type { WebhookStore } from '@service-pay/core';
+import type { TransactionalStore, WebhookStore } from '@service-pay/core';
 import { type RegisteredClient, type RegisteredFixture, talkAroundTeardown } from '@service-pay/sql/testing';
 import type pg from 'pg';
 import { openPool, uniqueName } from '../support/database.js';
@@ -21,10 +21,29 @@ export interface AppClient {
 }
 
 /**
+ * A store of the client's on a pool of ONE connection, and the means to fill that pool as an app that keeps
+ * its connections busy does (the pool-full cases: the log must name the pool, size 1, 1 in use).
+ */
+export interface PoolToFill {
+  store: TransactionalStore<unknown>;
+  /** Takes every connection of the store's pool (the one), the client's own way; gives a release function. */
+  holdPool(): Promise<() => void>;
+  /** Every connection is back in the pool, none asked for (the late `begin` rolled back). */
+  idle(): boolean;
+  close(): Promise<unknown>;
+}
+
+/**
  * A line of the registry (`POSTGRES_CLIENTS` in ./index.ts): everything a shared case list needs to run on
  * a client. Adding a client is its file here and one line in the registry.
  */
 export interface PostgresClient extends RegisteredClient<ClientFixture<never>> {
+  /**
+   * A store on a pool of one connection of this client's, on the inbox `tableName` (already migrated),
+   * and how to fill that pool. Left out where the store cannot tell a full pool from a slow database
+   * (the client shows no count of its connections), or where there is no pool (PGlite).
+   */
+  readonly poolToFill?: (tableName: string) => Promise<PoolToFill>;
   /** The app process of the fault rows on this client; none for a database inside the process. */
   readonly app?: (databaseUrl: string, pool: pg.Pool) => AppClient | Promise<AppClient>;
   /** The fault rows' apps may die on a crash (a driver's own uncatchable error); nothing may be lost. */
@@ -92,4 +111,24 @@ export function untyped<Tx>(fixture: ClientFixture<Tx>): ClientFixture<never>;
 export function untyped<Tx>(fixture: Promise<ClientFixture<Tx>>): Promise<ClientFixture<never>>;
 export function untyped(fixture: unknown): unknown {
   return fixture;
+}
+
+/**
+ * `PoolToFill` of a store on a node-postgres pool of one (the pool of the app's or of its ORM's driver):
+ * the app holds the pool's connection checked out.
+ */
+export function pgPoolToFill(
+  pool: pg.Pool,
+  store: TransactionalStore<unknown>,
+  close: () => Promise<unknown>,
+): PoolToFill {
+  return {
+    store,
+    holdPool: async () => {
+      const client = await pool.connect();
+      return () => client.release();
+    },
+    idle: () => pool.idleCount === pool.totalCount && pool.waitingCount === 0,
+    close,
+  };
 }

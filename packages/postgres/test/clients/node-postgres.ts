@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { PostgresStore } from '../../src/index.js';
 import { openPool } from '../support/database.js';
-import { type PostgresClient, pgOwnTransaction, untyped, withTables } from './fixture.js';
+import { type PostgresClient, pgOwnTransaction, pgPoolToFill, untyped, withTables } from './fixture.js';
 
 const { Query } = pg;
 
@@ -88,6 +88,10 @@ export const nodePostgres: PostgresClient = {
         };
       }),
     ),
+  poolToFill: async (tableName) => {
+    const one = await openPool({ max: 1 });
+    return pgPoolToFill(one, new PostgresStore({ pool: one, tableName }), () => one.end());
+  },
   app: (_databaseUrl, pool) => ({
     store: new PostgresStore({ pool }),
     exec: (tx, text, params) => (tx as pg.PoolClient).query(text, params),

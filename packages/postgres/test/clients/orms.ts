@@ -15,7 +15,15 @@ import { KyselyStore } from '../../src/kysely.js';
 import { type PrismaLike, PrismaStore } from '../../src/prisma.js';
 import { TypeOrmStore } from '../../src/typeorm.js';
 import { DATABASE_URL, openPool } from '../support/database.js';
-import { type AppClient, type PostgresClient, pgOwnTransaction, placeholders, untyped, withTables } from './fixture.js';
+import {
+  type AppClient,
+  type PostgresClient,
+  pgOwnTransaction,
+  pgPoolToFill,
+  placeholders,
+  untyped,
+  withTables,
+} from './fixture.js';
 
 type Marks = Record<string, { marker: string }>;
 
@@ -336,6 +344,11 @@ export const kysely: PostgresClient = {
   ownTransactions: ['db.transaction()', 'db.startTransaction()', 'pool.connect() + BEGIN'],
   stepwise: ['pool.connect() + BEGIN'],
   open: () => untyped(openKysely()),
+  poolToFill: async (tableName) => {
+    const one = await openPool({ max: 1 });
+    const db = new Kysely({ dialect: new PostgresDialect({ pool: one }) });
+    return pgPoolToFill(one, new KyselyStore({ db, pool: one, tableName }), () => one.end());
+  },
   app: (_databaseUrl, pool): AppClient => {
     interface Tables {
       credits: { payment_id: string; instance: string };
@@ -363,6 +376,10 @@ export const drizzleNodePostgres: PostgresClient = {
   ownTransactions: ['db.transaction()', 'pool.connect() + BEGIN'],
   stepwise: ['pool.connect() + BEGIN'],
   open: () => untyped(openDrizzle('node-postgres')),
+  poolToFill: async (tableName) => {
+    const one = await openPool({ max: 1 });
+    return pgPoolToFill(one, new DrizzleStore({ db: drizzlePg(one), tableName }), () => one.end());
+  },
   app: (_databaseUrl, pool): AppClient => {
     const db = drizzlePg(pool);
     type Tx = Parameters<Parameters<typeof db.transaction>[0]>[0];
@@ -385,6 +402,7 @@ export const drizzlePostgresJs: PostgresClient = {
   name: 'DrizzleStore (Drizzle ORM on postgres.js)',
   ownTransactions: ['db.transaction()', 'sql.begin()'],
   open: () => untyped(openDrizzle('postgres.js')),
+  // No poolToFill: postgres.js shows no count of its connections, so a full pool is a plain timeout.
 };
 
 /** Knex (client 'pg'): `KnexStore` on the app's `knex`. */
@@ -393,6 +411,32 @@ export const knex: PostgresClient = {
   name: 'KnexStore (Knex)',
   ownTransactions: ['knex.transaction()', 'knex.transactionProvider()'],
   open: () => untyped(openKnex()),
+  poolToFill: async (tableName) => {
+    const one = knexFactory({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 1 } });
+    const tarn = (one.client as { pool: { numUsed(): number; numPendingAcquires(): number } }).pool;
+    return {
+      store: new KnexStore({ knex: one, tableName }),
+      // The app's own transaction, left open, holds tarn's one connection.
+      holdPool: async () => {
+        let free = () => {};
+        const held = new Promise<void>((resolve) => (free = resolve));
+        let started = () => {};
+        const running = new Promise<void>((resolve) => (started = resolve));
+        const transaction = one.transaction(async (trx: Knex.Transaction) => {
+          await trx.raw('select 1');
+          started();
+          await held;
+        });
+        await running;
+        return () => {
+          free();
+          transaction.catch(() => {});
+        };
+      },
+      idle: () => tarn.numUsed() + tarn.numPendingAcquires() === 0,
+      close: () => one.destroy(),
+    };
+  },
   app: (databaseUrl): AppClient => {
     const knex = knexFactory({
       client: 'pg',
@@ -416,6 +460,11 @@ export const typeOrm: PostgresClient = {
   name: 'TypeOrmStore (TypeORM)',
   ownTransactions: ['dataSource.transaction()', 'dataSource.manager.transaction()', 'queryRunner.startTransaction()'],
   open: () => untyped(openTypeOrm()),
+  poolToFill: async (tableName) => {
+    const one = await new DataSource({ type: 'postgres', url: DATABASE_URL, poolSize: 1 }).initialize();
+    const master = (one.driver as unknown as { master: pg.Pool }).master;
+    return pgPoolToFill(master, new TypeOrmStore({ dataSource: one, tableName }), () => one.destroy());
+  },
   app: async (databaseUrl): Promise<AppClient> => {
     const Credit = new EntitySchema<{ id: string; paymentId: string; instance: string }>({
       name: 'Credit',
@@ -455,6 +504,8 @@ export const prisma: PostgresClient = {
   name: 'PrismaStore (Prisma 7 on @prisma/adapter-pg)',
   ownTransactions: ['prisma.$transaction(fn)', 'prisma.$transaction([...])'],
   open: () => untyped(openPrisma()),
+  // No poolToFill: PrismaStore reads no count of the adapter's pool, so a full pool is logged as a plain
+  // timeout, not named (the store would need a describePool of the pg Pool it is given).
   app: async (databaseUrl): Promise<AppClient> => {
     const generated = '../prisma/generated/client.ts'; // a computed path: type checks run before it exists
     const { PrismaClient } = (await import(/* @vite-ignore */ generated)) as {

@@ -11,6 +11,7 @@ export const pglite: PostgresClient = {
   id: 'pglite',
   name: 'PostgresStore (PGlite)',
   oneConnection: true,
+  // No poolToFill: one connection inside the process, no pool to fill.
   ownTransactions: ['pglite.transaction()'],
   open: async () => {
     const db = await openPGlite();

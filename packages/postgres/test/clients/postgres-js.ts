@@ -19,6 +19,7 @@ export const postgresJs: PostgresClient = {
     'a reserved connection`select credit_fn(marker)`',
     'a reserved connection.unsafe(select credit_fn($1))',
   ],
+  // No poolToFill: postgres.js shows no count of its connections, so a full pool is a plain timeout.
   open: () =>
     untyped(
       withTables<TransactionSql>('pgjs', async (inbox, marks) => {
