@@ -113,12 +113,17 @@ export function untyped(fixture: unknown): unknown {
   return fixture;
 }
 
+/** A node-postgres pool as far as filling it needs (pg-promise's `db.$pool` is typed only this far). */
+type PgPoolCounts = Pick<pg.Pool, 'idleCount' | 'totalCount' | 'waitingCount'> & {
+  connect(): Promise<{ release(): void }>;
+};
+
 /**
  * `PoolToFill` of a store on a node-postgres pool of one (the pool of the app's or of its ORM's driver):
  * the app holds the pool's connection checked out.
  */
 export function pgPoolToFill(
-  pool: pg.Pool,
+  pool: PgPoolCounts,
   store: TransactionalStore<unknown>,
   close: () => Promise<unknown>,
 ): PoolToFill {
