@@ -1,11 +1,10 @@
 import type { InboxDraft, TransactionalStore } from '@service-pay/core';
 import { answerBeforeRollback, creditOnce } from '@service-pay/sql/testing';
 import { rollbackGate, waitFor } from '@service-pay/test-kit';
-import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KyselyStore } from '../src/kysely.js';
 import { PostgresStore } from '../src/postgres-store.js';
+import { type GatedStore, POSTGRES_CLIENTS } from './clients/index.js';
 import { openPGlite, openPool, uniqueName } from './support/database.js';
 
 // A duplicate's transaction changes nothing. It holds the key's lock until its ROLLBACK (the claim tries the
@@ -19,73 +18,67 @@ const draft: InboxDraft = { paymentId: 'p_dup', deliveryId: 'dl_dup', source: 'w
 /** `begin` as the pipeline calls it, with the inbox row's draft (the writing claim). */
 const deliver = (store: TransactionalStore<unknown>, key: string) => store.begin(key, 'fp', draft);
 
-/** A pool whose connections' ROLLBACKs go through a gate (patched as lent: `openPool` made one before). */
-async function gatedPool() {
-  const pool = await openPool({ max: 6 });
-  const gate = rollbackGate();
-  pool.on('acquire', gate.patch);
-  return { pool, gate };
-}
+// Every client whose connections can be gated: a pool of its own with its ROLLBACKs behind the gate, and
+// the test's own pool beside it that reads the locks and drops the tables.
+describe.each(POSTGRES_CLIENTS.filter((client) => client.gatedStore !== undefined))(
+  'a duplicate on $name',
+  (client) => {
+    const gate = rollbackGate();
+    let gated: GatedStore;
+    let pool: pg.Pool;
+    let store: GatedStore['store'];
+    let inbox: string;
 
-describe.each([
-  ['PostgresStore on node-postgres', (pool: pg.Pool, tableName: string) => new PostgresStore({ pool, tableName })],
-  [
-    'KyselyStore',
-    (pool: pg.Pool, tableName: string) =>
-      new KyselyStore({ db: new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }), tableName }),
-  ],
-])('a duplicate on %s', (_name, makeStore) => {
-  let gated: Awaited<ReturnType<typeof gatedPool>>;
-  let store: TransactionalStore<unknown> & { migrate(): Promise<void> };
-  let inbox: string;
+    beforeAll(async () => {
+      pool = await openPool({ max: 2 });
+      inbox = uniqueName('dup_answer');
+      gated = await (client.gatedStore as NonNullable<typeof client.gatedStore>)(inbox, gate.patch);
+      store = gated.store;
+      await store.migrate();
+    });
+    afterAll(async () => {
+      gate.open();
+      await gated?.close();
+      await pool.query(`drop table if exists ${inbox}`);
+      await pool.query(`drop function if exists ${inbox}_take_v2, ${inbox}_claim`);
+      await pool.end();
+    });
 
-  beforeAll(async () => {
-    gated = await gatedPool();
-    inbox = uniqueName('dup_answer');
-    store = makeStore(gated.pool, inbox) as typeof store;
-    await store.migrate();
-  });
-  afterAll(async () => {
-    gated.gate.open();
-    await gated.pool.query(`drop table if exists ${inbox}`);
-    await gated.pool.query(`drop function if exists ${inbox}_take_v2, ${inbox}_claim`);
-    await gated.pool.end();
-  });
+    it('is answered before its ROLLBACK, another delivery meeting its lock meanwhile is a duplicate, and the connection goes back after it', async () => {
+      const advisoryLocks = async () =>
+        (
+          await pool.query(
+            "select count(*)::int as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())",
+          )
+        ).rows[0].n;
+      try {
+        // Its ROLLBACK is sent and held: the answer is already there.
+        expect(await answerBeforeRollback(store, gate, 'k_dup')).toEqual({ state: 'completed', fingerprint: 'fp' });
+        // It still holds the key's lock (its transaction has not ended) ...
+        expect(await advisoryLocks()).toBe(1);
+        // ... and the same payment again, meeting that lock, reads the row: a duplicate, not "in progress".
+        expect(await deliver(store, 'k_dup')).toEqual({ state: 'completed', fingerprint: 'fp' });
+      } finally {
+        gate.open();
+      }
+      await waitFor('the pool to be idle', () => gated.idle(), { timeoutMs: 5_000 }, 5);
+    });
 
-  it('is answered before its ROLLBACK, another delivery meeting its lock meanwhile is a duplicate, and the connection goes back after it', async () => {
-    const advisoryLocks = async () =>
-      (
-        await gated.pool.query(
-          "select count(*)::int as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())",
-        )
-      ).rows[0].n;
-    try {
-      // Its ROLLBACK is sent and held: the answer is already there.
-      expect(await answerBeforeRollback(store, gated.gate, 'k_dup')).toEqual({ state: 'completed', fingerprint: 'fp' });
-      // It still holds the key's lock (its transaction has not ended) ...
-      expect(await advisoryLocks()).toBe(1);
-      // ... and the same payment again, meeting that lock, reads the row: a duplicate, not "in progress".
-      expect(await deliver(store, 'k_dup')).toEqual({ state: 'completed', fingerprint: 'fp' });
-    } finally {
-      gated.gate.open();
-    }
-    await waitFor('the pool to be idle', () => gated.pool.idleCount === gated.pool.totalCount, { timeoutMs: 5_000 }, 5);
-  });
-
-  it('a fresh payment meanwhile is claimed and committed as usual', async () => {
-    await creditOnce({ store, credit: async () => {} }, 'k_seen', draft.paymentId);
-    gated.gate.close();
-    try {
-      expect((await deliver(store, 'k_seen')).state).toBe('completed');
-      await creditOnce({ store, credit: async () => {} }, 'k_new', draft.paymentId);
-      expect((await deliver(store, 'k_new')).state).toBe('completed');
-    } finally {
-      gated.gate.open();
-    }
-    const { rows } = await gated.pool.query(`select key from ${inbox} where key in ('k_seen', 'k_new') order by key`);
-    expect(rows.map((r) => r.key)).toEqual(['k_new', 'k_seen']);
-  });
-});
+    it('a fresh payment meanwhile is claimed and committed as usual', async () => {
+      await creditOnce({ store, credit: async () => {} }, 'k_seen', draft.paymentId);
+      gate.close();
+      try {
+        expect((await deliver(store, 'k_seen')).state).toBe('completed');
+        await creditOnce({ store, credit: async () => {} }, 'k_new', draft.paymentId);
+        expect((await deliver(store, 'k_new')).state).toBe('completed');
+      } finally {
+        gate.open();
+      }
+      const { rows } = await pool.query(`select key from ${inbox} where key in ('k_seen', 'k_new') order by key`);
+      expect(rows.map((r) => r.key)).toEqual(['k_new', 'k_seen']);
+    });
+  },
+);
 
 describe('beside a process of an earlier version (a rolling upgrade)', () => {
   let pool: pg.Pool;

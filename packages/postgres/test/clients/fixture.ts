@@ -34,6 +34,17 @@ export interface PoolToFill {
 }
 
 /**
+ * A store of the client's on a pool of its own (several connections) whose every lent connection went
+ * through `patch` first: the duplicate cases hold each ROLLBACK the store sends behind a gate.
+ */
+export interface GatedStore {
+  store: TransactionalStore<unknown> & { migrate(): Promise<void> };
+  /** Every connection is back in the pool. */
+  idle(): boolean;
+  close(): Promise<unknown>;
+}
+
+/**
  * A line of the registry (`POSTGRES_CLIENTS` in ./index.ts): everything a shared case list needs to run on
  * a client. Adding a client is its file here and one line in the registry.
  */
@@ -44,6 +55,12 @@ export interface PostgresClient extends RegisteredClient<ClientFixture<never>> {
    * (the client shows no count of its connections), or where there is no pool (PGlite).
    */
   readonly poolToFill?: (tableName: string) => Promise<PoolToFill>;
+  /**
+   * A store on a pool of this client's whose connections, as lent, go through `patch` (the rollback gate
+   * of the duplicate cases), on the inbox `tableName` (not yet migrated). Left out where the client's
+   * connections have no `query` to patch.
+   */
+  readonly gatedStore?: (tableName: string, patch: (connection: object) => void) => Promise<GatedStore>;
   /** The app process of the fault rows on this client; none for a database inside the process. */
   readonly app?: (databaseUrl: string, pool: pg.Pool) => AppClient | Promise<AppClient>;
   /** The fault rows' apps may die on a crash (a driver's own uncatchable error); nothing may be lost. */
@@ -136,4 +153,17 @@ export function pgPoolToFill(
     idle: () => pool.idleCount === pool.totalCount && pool.waitingCount === 0,
     close,
   };
+}
+
+/** `GatedStore` of a store on a node-postgres pool (of the app's or of its ORM's driver): patched as lent. */
+export function pgGatedStore(
+  pool: Pick<pg.Pool, 'idleCount' | 'totalCount'> & {
+    on(event: 'acquire', listener: (client: object) => void): unknown;
+  },
+  patch: (connection: object) => void,
+  store: GatedStore['store'],
+  close: () => Promise<unknown>,
+): GatedStore {
+  pool.on('acquire', patch);
+  return { store, idle: () => pool.idleCount === pool.totalCount, close };
 }

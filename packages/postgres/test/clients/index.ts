@@ -5,7 +5,7 @@ import { pgPromiseClient } from './pg-promise.js';
 import { pglite } from './pglite.js';
 import { postgresJs } from './postgres-js.js';
 
-export type { AppClient, ClientFixture, PostgresClient } from './fixture.js';
+export type { AppClient, ClientFixture, GatedStore, PoolToFill, PostgresClient } from './fixture.js';
 
 /**
  * Every client of the app's that a PostgreSQL store is offered on, one line each: every shared case list

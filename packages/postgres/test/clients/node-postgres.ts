@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { PostgresStore } from '../../src/index.js';
 import { openPool } from '../support/database.js';
-import { type PostgresClient, pgOwnTransaction, pgPoolToFill, untyped, withTables } from './fixture.js';
+import { type PostgresClient, pgGatedStore, pgOwnTransaction, pgPoolToFill, untyped, withTables } from './fixture.js';
 
 const { Query } = pg;
 
@@ -91,6 +91,10 @@ export const nodePostgres: PostgresClient = {
   poolToFill: async (tableName) => {
     const one = await openPool({ max: 1 });
     return pgPoolToFill(one, new PostgresStore({ pool: one, tableName }), () => one.end());
+  },
+  gatedStore: async (tableName, patch) => {
+    const pool = await openPool({ max: 6 });
+    return pgGatedStore(pool, patch, new PostgresStore({ pool, tableName }), () => pool.end());
   },
   app: (_databaseUrl, pool) => ({
     store: new PostgresStore({ pool }),

@@ -18,6 +18,7 @@ import { DATABASE_URL, openPool } from '../support/database.js';
 import {
   type AppClient,
   type PostgresClient,
+  pgGatedStore,
   pgOwnTransaction,
   pgPoolToFill,
   placeholders,
@@ -349,6 +350,11 @@ export const kysely: PostgresClient = {
     const db = new Kysely({ dialect: new PostgresDialect({ pool: one }) });
     return pgPoolToFill(one, new KyselyStore({ db, pool: one, tableName }), () => one.end());
   },
+  gatedStore: async (tableName, patch) => {
+    const pool = await openPool({ max: 6 });
+    const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+    return pgGatedStore(pool, patch, new KyselyStore({ db, tableName }), () => pool.end());
+  },
   app: (_databaseUrl, pool): AppClient => {
     interface Tables {
       credits: { payment_id: string; instance: string };
@@ -379,6 +385,10 @@ export const drizzleNodePostgres: PostgresClient = {
   poolToFill: async (tableName) => {
     const one = await openPool({ max: 1 });
     return pgPoolToFill(one, new DrizzleStore({ db: drizzlePg(one), tableName }), () => one.end());
+  },
+  gatedStore: async (tableName, patch) => {
+    const pool = await openPool({ max: 6 });
+    return pgGatedStore(pool, patch, new DrizzleStore({ db: drizzlePg(pool), tableName }), () => pool.end());
   },
   app: (_databaseUrl, pool): AppClient => {
     const db = drizzlePg(pool);
@@ -437,6 +447,27 @@ export const knex: PostgresClient = {
       close: () => one.destroy(),
     };
   },
+  // Knex makes its pg connections itself (tarn, no pg.Pool): each is patched as it is made.
+  gatedStore: async (tableName, patch) => {
+    const gated = knexFactory({
+      client: 'pg',
+      connection: DATABASE_URL,
+      pool: {
+        min: 0,
+        max: 6,
+        afterCreate: (connection: object, done: (error: Error | null, connection: object) => void) => {
+          patch(connection);
+          done(null, connection);
+        },
+      },
+    });
+    const tarn = (gated.client as { pool: { numUsed(): number; numPendingAcquires(): number } }).pool;
+    return {
+      store: new KnexStore({ knex: gated, tableName }),
+      idle: () => tarn.numUsed() + tarn.numPendingAcquires() === 0,
+      close: () => gated.destroy(),
+    };
+  },
   app: (databaseUrl): AppClient => {
     const knex = knexFactory({
       client: 'pg',
@@ -464,6 +495,11 @@ export const typeOrm: PostgresClient = {
     const one = await new DataSource({ type: 'postgres', url: DATABASE_URL, poolSize: 1 }).initialize();
     const master = (one.driver as unknown as { master: pg.Pool }).master;
     return pgPoolToFill(master, new TypeOrmStore({ dataSource: one, tableName }), () => one.destroy());
+  },
+  gatedStore: async (tableName, patch) => {
+    const dataSource = await new DataSource({ type: 'postgres', url: DATABASE_URL, poolSize: 6 }).initialize();
+    const master = (dataSource.driver as unknown as { master: pg.Pool }).master;
+    return pgGatedStore(master, patch, new TypeOrmStore({ dataSource, tableName }), () => dataSource.destroy());
   },
   app: async (databaseUrl): Promise<AppClient> => {
     const Credit = new EntitySchema<{ id: string; paymentId: string; instance: string }>({

@@ -1,7 +1,7 @@
 import pgPromise, { type IBaseProtocol, type ITask } from 'pg-promise';
 import { PgPromiseStore } from '../../src/pg-promise.js';
 import { DATABASE_URL } from '../support/database.js';
-import { type PostgresClient, pgPoolToFill, untyped, withTables } from './fixture.js';
+import { type PostgresClient, pgGatedStore, pgPoolToFill, untyped, withTables } from './fixture.js';
 
 /**
  * The marks as a repository, pg-promise's own pattern (`extend`): every database, task and transaction
@@ -124,6 +124,10 @@ export const pgPromiseClient: PostgresClient = {
   poolToFill: async (tableName) => {
     const one = pgp({ connectionString: DATABASE_URL, max: 1 }, { marks: tableName });
     return pgPoolToFill(one.$pool, new PgPromiseStore({ db: one, tableName }), () => one.$pool.end());
+  },
+  gatedStore: async (tableName, patch) => {
+    const db = pgp({ connectionString: DATABASE_URL, max: 6 }, { marks: tableName });
+    return pgGatedStore(db.$pool, patch, new PgPromiseStore({ db, tableName }), () => db.$pool.end());
   },
   app: (databaseUrl) => {
     const db = pgPromise()({ connectionString: databaseUrl, max: 20, connectionTimeoutMillis: 2_000 });
