@@ -413,6 +413,7 @@ export const drizzlePostgresJs: PostgresClient = {
   ownTransactions: ['db.transaction()', 'sql.begin()'],
   open: () => untyped(openDrizzle('postgres.js')),
   // No poolToFill: postgres.js shows no count of its connections, so a full pool is a plain timeout.
+  // No gatedStore: postgres.js's connections have no `query` to hold a ROLLBACK at.
 };
 
 /** Knex (client 'pg'): `KnexStore` on the app's `knex`. */
@@ -540,6 +541,18 @@ export const prisma: PostgresClient = {
   name: 'PrismaStore (Prisma 7 on @prisma/adapter-pg)',
   ownTransactions: ['prisma.$transaction(fn)', 'prisma.$transaction([...])'],
   open: () => untyped(openPrisma()),
+  gatedStore: async (tableName, patch) => {
+    const generated = '../prisma/generated/client.ts'; // a computed path: type checks run before it exists
+    const { PrismaClient } = (await import(/* @vite-ignore */ generated)) as {
+      PrismaClient: new (options: { adapter: PrismaPg }) => PrismaMarks;
+    };
+    const pool = await openPool({ max: 6 });
+    const onPool = new PrismaClient({ adapter: new PrismaPg(pool) });
+    return pgGatedStore(pool, patch, new PrismaStore({ prisma: onPool, pool, tableName }), async () => {
+      await onPool.$disconnect();
+      await pool.end();
+    });
+  },
   // No poolToFill: PrismaStore reads no count of the adapter's pool, so a full pool is logged as a plain
   // timeout, not named (the store would need a describePool of the pg Pool it is given).
   app: async (databaseUrl): Promise<AppClient> => {

@@ -11,7 +11,8 @@ export const pglite: PostgresClient = {
   id: 'pglite',
   name: 'PostgresStore (PGlite)',
   oneConnection: true,
-  // No poolToFill: one connection inside the process, no pool to fill.
+  // No poolToFill: one connection inside the process, no pool to fill. No gatedStore: with one connection
+  // the duplicate is answered after its ROLLBACK (its own case in duplicate-answer.test.ts).
   ownTransactions: ['pglite.transaction()'],
   open: async () => {
     const db = await openPGlite();

@@ -20,6 +20,7 @@ export const postgresJs: PostgresClient = {
     'a reserved connection.unsafe(select credit_fn($1))',
   ],
   // No poolToFill: postgres.js shows no count of its connections, so a full pool is a plain timeout.
+  // No gatedStore: postgres.js's connections have no `query` to hold a ROLLBACK at.
   open: () =>
     untyped(
       withTables<TransactionSql>('pgjs', async (inbox, marks) => {
