@@ -1,12 +1,9 @@
 import type { InboxDraft, TransactionalStore } from '@service-pay/core';
 import { answerBeforeRollback } from '@service-pay/sql/testing';
 import { rollbackGate, waitFor } from '@service-pay/test-kit';
-import { Kysely, MysqlDialect } from 'kysely';
-import mysqlCallbacks from 'mysql2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KyselyStore } from '../src/kysely.js';
-import { MySqlStore } from '../src/mysql-store.js';
-import { DATABASE_URL, openPool, uniqueName } from './support/database.js';
+import { type GatedStore, MYSQL_CLIENTS } from './clients/index.js';
+import { openPool, uniqueName } from './support/database.js';
 
 // A duplicate's transaction changes nothing, but on MySQL its claim holds the key's row (MariaDB's writing
 // claim updates it, to learn that it was there) until its ROLLBACK. The store answers the duplicate without
@@ -19,70 +16,55 @@ const draft: InboxDraft = { paymentId: 'p_dup', deliveryId: 'dl_dup', source: 'w
 /** `begin` as the pipeline calls it, with the inbox row's draft (the writing claim). */
 const deliver = (store: TransactionalStore<unknown>, key: string) => store.begin(key, 'fp', draft);
 
-/** mysql2's callback pool, its connections' ROLLBACKs going through a gate. */
-function gatedPool() {
-  const pool = mysqlCallbacks.createPool({ uri: DATABASE_URL, connectionLimit: 6 });
-  const gate = rollbackGate();
-  pool.on('acquire', gate.patch);
-  return { pool, gate };
-}
+// Every client whose ROLLBACK goes through a connection's `query`: a pool of its own, gated as lent.
+describe.each(MYSQL_CLIENTS.filter((client) => client.gatedStore !== undefined))(
+  'a duplicate on $name (MariaDB)',
+  (client) => {
+    const gate = rollbackGate();
+    let gated: GatedStore | undefined;
+    let store: GatedStore['store'];
+    const inbox = uniqueName('dup_answer');
 
-describe.each([
-  ['MySqlStore', (pool: mysqlCallbacks.Pool, tableName: string) => new MySqlStore({ pool: pool.promise(), tableName })],
-  [
-    'KyselyStore',
-    (pool: mysqlCallbacks.Pool, tableName: string) =>
-      new KyselyStore({ db: new Kysely<unknown>({ dialect: new MysqlDialect({ pool }) }), tableName }),
-  ],
-])('a duplicate on %s (MariaDB)', (_name, makeStore) => {
-  let gated: ReturnType<typeof gatedPool>;
-  let store: TransactionalStore<unknown> & { migrate(): Promise<void> };
-  const inbox = uniqueName('dup_answer');
+    beforeAll(async () => {
+      gated = await (client.gatedStore as NonNullable<typeof client.gatedStore>)(inbox, gate.patch);
+      store = gated.store;
+      await store.migrate();
+    });
+    afterAll(async () => {
+      gate.open();
+      const plain = await openPool({ connectionLimit: 1 });
+      await plain.query(`drop table if exists ${inbox}, ${inbox}_keys`);
+      await plain.end();
+      await gated?.close();
+    });
 
-  beforeAll(async () => {
-    gated = gatedPool();
-    store = makeStore(gated.pool, inbox) as typeof store;
-    await store.migrate();
-  });
-  afterAll(async () => {
-    gated.gate.open();
-    const plain = await openPool({ connectionLimit: 1 });
-    await plain.query(`drop table if exists ${inbox}, ${inbox}_keys`);
-    await plain.end();
-    await new Promise((resolve) => gated.pool.end(resolve));
-  });
+    it('is answered before its ROLLBACK; the same payment meanwhile meets its lock, reads the row: a duplicate too', async () => {
+      try {
+        // Its ROLLBACK is sent and held: the answer is already there.
+        expect(await answerBeforeRollback(store, gate, 'k_dup')).toEqual({ state: 'completed', fingerprint: 'fp' });
+        // The first duplicate still holds the row; this one meets that lock, reads the recorded row, and its own
+        // ROLLBACK (held too) is waited for: it is answered once the gate opens.
+        const second = deliver(store, 'k_dup');
+        await waitFor('the second duplicate to send its ROLLBACK', () => gate.waiting === 2, { timeoutMs: 5_000 }, 5);
+        gate.open();
+        expect(await second).toEqual({ state: 'completed', fingerprint: 'fp' });
+      } finally {
+        gate.open();
+      }
+    });
 
-  it('is answered before its ROLLBACK; the same payment meanwhile meets its lock, reads the row: a duplicate too', async () => {
-    try {
-      // Its ROLLBACK is sent and held: the answer is already there.
-      expect(await answerBeforeRollback(store, gated.gate, 'k_dup')).toEqual({ state: 'completed', fingerprint: 'fp' });
-      // The first duplicate still holds the row; this one meets that lock, reads the recorded row, and its own
-      // ROLLBACK (held too) is waited for: it is answered once the gate opens.
-      const second = deliver(store, 'k_dup');
-      await waitFor(
-        'the second duplicate to send its ROLLBACK',
-        () => gated.gate.waiting === 2,
-        { timeoutMs: 5_000 },
-        5,
-      );
-      gated.gate.open();
-      expect(await second).toEqual({ state: 'completed', fingerprint: 'fp' });
-    } finally {
-      gated.gate.open();
-    }
-  });
-
-  it('a delivery under way is still "in progress" to another delivery of the same payment', async () => {
-    const claim = await deliver(store, 'k_running');
-    expect(claim.state).toBe('claimed');
-    try {
-      expect(await deliver(store, 'k_running')).toEqual({ state: 'in-progress', retryAfterMs: expect.any(Number) });
-    } finally {
-      if (claim.state === 'claimed') await claim.session.rollback(undefined);
-    }
-    // Rolled back: nothing recorded, the key is new again.
-    const again = await deliver(store, 'k_running');
-    expect(again.state).toBe('claimed');
-    if (again.state === 'claimed') await again.session.rollback(undefined);
-  });
-});
+    it('a delivery under way is still "in progress" to another delivery of the same payment', async () => {
+      const claim = await deliver(store, 'k_running');
+      expect(claim.state).toBe('claimed');
+      try {
+        expect(await deliver(store, 'k_running')).toEqual({ state: 'in-progress', retryAfterMs: expect.any(Number) });
+      } finally {
+        if (claim.state === 'claimed') await claim.session.rollback(undefined);
+      }
+      // Rolled back: nothing recorded, the key is new again.
+      const again = await deliver(store, 'k_running');
+      expect(again.state).toBe('claimed');
+      if (again.state === 'claimed') await again.session.rollback(undefined);
+    });
+  },
+);

@@ -90,6 +90,13 @@ export const drizzle: MysqlClient = {
   id: 'drizzle',
   name: 'DrizzleStore (mysql2)',
   open: () => untyped(open()),
+  // No poolToFill: a mysql2 pool shows no public count of its connections, so the store cannot name a full
+  // pool (the timeout keeps its own message).
+  gatedStore: async (tableName, patch) => {
+    const { pool, db } = drizzleOn(6);
+    pool.on('acquire', patch);
+    return { store: new DrizzleStore({ db, tableName }), close: () => end(pool) };
+  },
   ownTransactions: [OWN],
   app,
 };

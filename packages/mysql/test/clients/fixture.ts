@@ -1,4 +1,4 @@
-import type { WebhookStore } from '@service-pay/core';
+import type { TransactionalStore, WebhookStore } from '@service-pay/core';
 import { type RegisteredClient, type RegisteredFixture, talkAroundTeardown } from '@service-pay/sql/testing';
 import { openPool, uniqueName } from '../support/database.js';
 
@@ -18,12 +18,46 @@ export interface AppClient {
 }
 
 /**
+ * A store of the client's on a pool of ONE connection, and the means to fill that pool as an app that keeps
+ * its connections busy does (the pool-full case: the log must name the pool, size 1, 1 in use).
+ */
+export interface PoolToFill {
+  store: TransactionalStore<unknown> & { migrate(): Promise<void> };
+  /** Takes every connection of the store's pool (the one), the client's own way; gives a release function. */
+  holdPool(): Promise<() => Promise<unknown>>;
+  /** No connection in use or asked for (the late `begin` rolled back). */
+  idle(): boolean;
+  close(): Promise<unknown>;
+}
+
+/**
+ * A store of the client's on a pool of its own (several connections) whose every lent connection went
+ * through `patch` first: the duplicate cases hold each ROLLBACK the store sends behind a gate.
+ */
+export interface GatedStore {
+  store: TransactionalStore<unknown> & { migrate(): Promise<void> };
+  close(): Promise<unknown>;
+}
+
+/**
  * A line of the registry (`MYSQL_CLIENTS` in ./index.ts): everything a shared case list needs to run on a
  * client. Adding a client is its file here and one line in the registry.
  */
 export interface MysqlClient extends RegisteredClient<ClientFixture<never>> {
   /** The app process of the fault rows on this client (test/faults/faults.test.ts runs them on it). */
   readonly app?: (databaseUrl: string) => AppClient | Promise<AppClient>;
+  /**
+   * A store on a pool of one connection of this client's, on the inbox `tableName` (not yet migrated), and
+   * how to fill that pool. Left out where the store cannot tell a full pool from a slow database (the
+   * client's pool shows no count of its connections).
+   */
+  readonly poolToFill?: (tableName: string) => Promise<PoolToFill>;
+  /**
+   * A store on a pool of this client's whose connections, as lent, go through `patch` (the rollback gate of
+   * the duplicate cases), on the inbox `tableName` (not yet migrated). Left out where the client's
+   * ROLLBACK does not go through a connection's `query`.
+   */
+  readonly gatedStore?: (tableName: string, patch: (connection: object) => void) => Promise<GatedStore>;
 }
 
 /**

@@ -6,7 +6,7 @@ import { mysql2 } from './mysql2.js';
 import { prisma } from './prisma.js';
 import { typeOrm } from './typeorm.js';
 
-export type { AppClient, ClientFixture, MysqlClient } from './fixture.js';
+export type { AppClient, ClientFixture, GatedStore, MysqlClient, PoolToFill } from './fixture.js';
 
 /**
  * Every client of the app's that a MySQL/MariaDB store is offered on, one line each: the shared case lists

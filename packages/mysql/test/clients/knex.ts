@@ -79,6 +79,48 @@ export const knex: MysqlClient = {
   id: 'knex',
   name: 'KnexStore',
   open: () => untyped(open()),
+  poolToFill: async (tableName) => {
+    const one = knexFactory({ client: 'mysql2', connection: DATABASE_URL, pool: { min: 0, max: 1 } });
+    const tarn = (one.client as { pool: { numUsed(): number; numPendingAcquires(): number } }).pool;
+    return {
+      store: new KnexStore({ knex: one, tableName }),
+      // The app's own transaction, left open, holds tarn's one connection.
+      holdPool: async () => {
+        let free = () => {};
+        const held = new Promise<void>((resolve) => (free = resolve));
+        let started = () => {};
+        const running = new Promise<void>((resolve) => (started = resolve));
+        const transaction = one.transaction(async (trx: Knex.Transaction) => {
+          await trx.raw('select 1');
+          started();
+          await held;
+        });
+        await running;
+        return async () => {
+          free();
+          await transaction.catch(() => {});
+        };
+      },
+      idle: () => tarn.numUsed() + tarn.numPendingAcquires() === 0,
+      close: () => one.destroy(),
+    };
+  },
+  // Knex makes its mysql2 connections itself (tarn): each is patched as it is made.
+  gatedStore: async (tableName, patch) => {
+    const gated = knexFactory({
+      client: 'mysql2',
+      connection: DATABASE_URL,
+      pool: {
+        min: 0,
+        max: 6,
+        afterCreate: (connection: object, done: (error: Error | null, connection: object) => void) => {
+          patch(connection);
+          done(null, connection);
+        },
+      },
+    });
+    return { store: new KnexStore({ knex: gated, tableName }), close: () => gated.destroy() };
+  },
   ownTransactions: OWN,
   app,
 };

@@ -84,6 +84,14 @@ export const kysely: MysqlClient = {
   id: 'kysely',
   name: 'KyselyStore',
   open: () => untyped(open()),
+  // No poolToFill: a mysql2 pool shows no public count of its connections, so the store cannot name a full
+  // pool (the timeout keeps its own message).
+  gatedStore: async (tableName, patch) => {
+    const pool = mysqlCallback.createPool({ uri: DATABASE_URL, connectionLimit: 6 });
+    pool.on('acquire', patch);
+    const db = new Kysely<unknown>({ dialect: new MysqlDialect({ pool }) });
+    return { store: new KyselyStore({ db, tableName }), close: () => db.destroy() };
+  },
   ownTransactions: [OWN],
   app,
 };

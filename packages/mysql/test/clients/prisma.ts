@@ -137,6 +137,27 @@ export const prisma: MysqlClient = {
   id: 'prisma',
   name: 'PrismaStore (@prisma/adapter-mariadb on a mariadb pool)',
   open: () => untyped(open()),
+  poolToFill: async (tableName) => {
+    const generated = '../prisma/generated/client.ts'; // a computed path: type checks run before it exists
+    const { PrismaClient } = (await import(/* @vite-ignore */ generated)) as {
+      PrismaClient: new (options: { adapter: PrismaMariaDb }) => PrismaMarks;
+    };
+    const pool = mariadb.createPool(mariadbPoolConfig(1));
+    const onPool = new PrismaClient({ adapter: new PrismaMariaDb(pool) });
+    return {
+      store: new PrismaStore({ prisma: onPool, pool, tableName }),
+      // Another request of the app's holds the pool's only connection.
+      holdPool: async () => {
+        const held = await pool.getConnection();
+        return () => held.release();
+      },
+      idle: () => pool.activeConnections() === 0 && pool.taskQueueSize() === 0,
+      close: async () => {
+        await onPool.$disconnect();
+        await pool.end();
+      },
+    };
+  },
   ownTransactions: OWN,
   stepwise: ['pool.getConnection() + beginTransaction()'],
   app,

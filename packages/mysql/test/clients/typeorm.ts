@@ -76,6 +76,17 @@ export const typeOrm: MysqlClient = {
   id: 'typeorm',
   name: 'TypeOrmStore',
   open: () => untyped(open()),
+  // No poolToFill: its driver's mysql2 pool shows no public count of its connections, so the store cannot
+  // name a full pool (the timeout keeps its own message).
+  gatedStore: async (tableName, patch) => {
+    const dataSource = await new DataSource({ type: 'mysql', url: DATABASE_URL, poolSize: 6 }).initialize();
+    // The driver's mysql2 pool, public as `driver.pool`: its connections are patched as lent.
+    (dataSource.driver as unknown as { pool: { on(event: 'acquire', listener: (c: object) => void): void } }).pool.on(
+      'acquire',
+      patch,
+    );
+    return { store: new TypeOrmStore({ dataSource, tableName }), close: () => dataSource.destroy() };
+  },
   ownTransactions: OWN,
   app,
 };
