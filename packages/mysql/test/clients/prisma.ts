@@ -137,6 +137,22 @@ export const prisma: MysqlClient = {
   id: 'prisma',
   name: 'PrismaStore (@prisma/adapter-mariadb on a mariadb pool)',
   open: () => untyped(open()),
+  gatedStore: async (tableName, patch) => {
+    const generated = '../prisma/generated/client.ts'; // a computed path: type checks run before it exists
+    const { PrismaClient } = (await import(/* @vite-ignore */ generated)) as {
+      PrismaClient: new (options: { adapter: PrismaMariaDb }) => PrismaMarks;
+    };
+    const pool = mariadb.createPool(mariadbPoolConfig(6));
+    pool.on('acquire', patch);
+    const onPool = new PrismaClient({ adapter: new PrismaMariaDb(pool) });
+    return {
+      store: new PrismaStore({ prisma: onPool, pool, tableName }),
+      close: async () => {
+        await onPool.$disconnect();
+        await pool.end();
+      },
+    };
+  },
   poolToFill: async (tableName) => {
     const generated = '../prisma/generated/client.ts'; // a computed path: type checks run before it exists
     const { PrismaClient } = (await import(/* @vite-ignore */ generated)) as {
