@@ -17,16 +17,17 @@ const draft: InboxDraft = { paymentId: 'p_dup', deliveryId: 'dl_dup', source: 'w
 const deliver = (store: TransactionalStore<unknown>, key: string) => store.begin(key, 'fp', draft);
 
 // Every client whose ROLLBACK goes through a connection's `query`: a pool of its own, gated as lent.
-describe.each(MYSQL_CLIENTS.filter((client) => client.gatedStore !== undefined))(
-  'a duplicate on $name (MariaDB)',
-  (client) => {
+for (const client of MYSQL_CLIENTS) {
+  const gatedStore = client.gatedStore;
+  if (gatedStore === undefined) continue;
+  describe(`a duplicate on ${client.name} (MariaDB)`, () => {
     const gate = rollbackGate();
     let gated: GatedStore | undefined;
     let store: GatedStore['store'];
     const inbox = uniqueName('dup_answer');
 
     beforeAll(async () => {
-      gated = await (client.gatedStore as NonNullable<typeof client.gatedStore>)(inbox, gate.patch);
+      gated = await gatedStore(inbox, gate.patch);
       store = gated.store;
       await store.migrate();
     });
@@ -66,5 +67,5 @@ describe.each(MYSQL_CLIENTS.filter((client) => client.gatedStore !== undefined))
       expect(again.state).toBe('claimed');
       if (again.state === 'claimed') await again.session.rollback(undefined);
     });
-  },
-);
+  });
+}

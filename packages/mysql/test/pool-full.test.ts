@@ -16,9 +16,10 @@ const SECRET = 'whsec_mysql_pool_full_0123456789abcdef';
 // A pool whose only connection another request holds answers `begin` late: logged as a full pool (its size,
 // in use, waiting, code STORE_POOL_FULL), not as a database that does not answer. Every client whose pool
 // shows its counts runs it (each client's file says why it does not, where it does not).
-describe.each(MYSQL_CLIENTS.filter((client) => client.poolToFill !== undefined))(
-  'a full pool under $name',
-  (client) => {
+for (const client of MYSQL_CLIENTS) {
+  const poolToFill = client.poolToFill;
+  if (poolToFill === undefined) continue;
+  describe(`a full pool under ${client.name}`, () => {
     const inbox = uniqueName('pool_full');
     let one: PoolToFill | undefined;
     afterAll(async () => {
@@ -30,7 +31,7 @@ describe.each(MYSQL_CLIENTS.filter((client) => client.poolToFill !== undefined))
     });
 
     it('answers 503 with StorePoolFullError { size 1, 1 in use, 1 waiting }', async () => {
-      one = await (client.poolToFill as NonNullable<typeof client.poolToFill>)(inbox);
+      one = await poolToFill(inbox);
       const store = one.store;
       await store.migrate();
       const logged: Array<{ message: string; err: unknown }> = [];
@@ -63,5 +64,5 @@ describe.each(MYSQL_CLIENTS.filter((client) => client.poolToFill !== undefined))
       const filled = one;
       await waitFor('the late begin to be rolled back', () => filled.idle(), { timeoutMs: 10_000 });
     });
-  },
-);
+  });
+}
