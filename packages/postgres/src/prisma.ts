@@ -4,7 +4,7 @@ import { guardPrismaPool, prismaClient, prismaOption } from '@service-pay/sql/cl
 import { postgresDialect } from '@service-pay/sql/postgres';
 import type { Pool } from 'pg';
 import { guardPgPool } from './clients/node-postgres/pg-pool-guard.js';
-import { isPgPool } from './pool-errors.js';
+import { describePgPool, isPgPool } from './pool-errors.js';
 
 export { OwnTransactionError } from '@service-pay/core/node';
 
@@ -72,6 +72,16 @@ export class PrismaStore<Client extends PrismaLike> extends SqlStore<PrismaTrans
       is: isPgPool,
       guard: guardPgPool,
     });
-    super({ store: 'PrismaStore', client, dialect: postgresDialect, options, scope });
+    const pool = options.pool;
+    super({
+      store: 'PrismaStore',
+      client,
+      dialect: postgresDialect,
+      options,
+      scope,
+      // With the adapter's pool given, a delivery that waited for a connection of a full pool says so,
+      // with the pool's counts, instead of a plain timeout.
+      describePool: isPgPool(pool) ? () => describePgPool(pool) : undefined,
+    });
   }
 }

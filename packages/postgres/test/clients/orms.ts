@@ -553,8 +553,18 @@ export const prisma: PostgresClient = {
       await pool.end();
     });
   },
-  // No poolToFill: PrismaStore reads no count of the adapter's pool, so a full pool is logged as a plain
-  // timeout, not named (the store would need a describePool of the pg Pool it is given).
+  poolToFill: async (tableName) => {
+    const generated = '../prisma/generated/client.ts'; // a computed path: type checks run before it exists
+    const { PrismaClient } = (await import(/* @vite-ignore */ generated)) as {
+      PrismaClient: new (options: { adapter: PrismaPg }) => PrismaMarks;
+    };
+    const one = await openPool({ max: 1 });
+    const onOne = new PrismaClient({ adapter: new PrismaPg(one) });
+    return pgPoolToFill(one, new PrismaStore({ prisma: onOne, pool: one, tableName }), async () => {
+      await onOne.$disconnect();
+      await one.end();
+    });
+  },
   app: async (databaseUrl): Promise<AppClient> => {
     const generated = '../prisma/generated/client.ts'; // a computed path: type checks run before it exists
     const { PrismaClient } = (await import(/* @vite-ignore */ generated)) as {
