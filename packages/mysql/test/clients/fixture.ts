@@ -46,6 +46,8 @@ export interface GatedStore {
 export interface MysqlClient extends RegisteredClient<ClientFixture<never>> {
   /** The app process of the fault rows on this client (test/faults/faults.test.ts runs them on it). */
   readonly app?: (databaseUrl: string) => AppClient | Promise<AppClient>;
+  /** The fault rows' apps may die on a crash (a driver's own uncatchable error); nothing may be lost. */
+  readonly appsMayDie?: boolean;
   /**
    * A store on a pool of one connection of this client's, on the inbox `tableName` (not yet migrated), and
    * how to fill that pool. Left out where the store cannot tell a full pool from a slow database (the

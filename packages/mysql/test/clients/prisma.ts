@@ -177,4 +177,8 @@ export const prisma: MysqlClient = {
   ownTransactions: OWN,
   stepwise: ['pool.getConnection() + beginTransaction()'],
   app,
+  // The mariadb connector under Prisma's adapter (a pool the adapter makes itself, outside any guard) once
+  // let the killed server's ECONNRESET escape as an unhandled rejection, which ends the app process (Node's
+  // default); the row restarts it and still counts 0 double, 0 lost.
+  appsMayDie: true,
 };

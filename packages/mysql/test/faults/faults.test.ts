@@ -111,6 +111,7 @@ afterAll(async () => {
 describe.each(MYSQL_CLIENTS.filter((c) => c.app !== undefined).map((c) => c.id))(
   '%s under faults, 3 app processes sharing one MariaDB',
   (name) => {
+    const client = MYSQL_CLIENTS.find((c) => c.id === name);
     beforeAll(async () => {
       driver = name;
       apps = await Promise.all(['a', 'b', 'c'].map((instance) => startApp(instance)));
@@ -129,6 +130,7 @@ describe.each(MYSQL_CLIENTS.filter((c) => c.app !== undefined).map((c) => c.id))
       apps: () => apps,
       startApp,
       commitFailure: false,
+      appsMayDie: client?.appsMayDie === true,
     });
   },
 );
