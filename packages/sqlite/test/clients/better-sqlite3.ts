@@ -65,19 +65,21 @@ export async function openOn<D extends Connection & SqliteDatabaseLike>(
   };
 }
 
+/** `SqliteStore` on an empty in-memory database of a driver with better-sqlite3's API (the autoMigrate cases). */
+export function emptyOn(database: Connection & SqliteDatabaseLike): EmptyDatabase {
+  return {
+    store: new SqliteStore({ database }) as EmptyDatabase['store'],
+    rows: async (text) => database.prepare(text).all() as Array<Record<string, unknown>>,
+    close: async () => {
+      database.close();
+    },
+  };
+}
+
 export const betterSqlite3: SqliteClient = {
   id: 'better-sqlite3',
   name: 'SqliteStore (better-sqlite3)',
   open: () => untyped(openOn('SqliteStore (better-sqlite3)', openFile)),
   ownTransactions: [],
-  empty: () => {
-    const database = new Database(':memory:');
-    return {
-      store: new SqliteStore({ database }) as EmptyDatabase['store'],
-      rows: async (text) => database.prepare(text).all() as Array<Record<string, unknown>>,
-      close: async () => {
-        database.close();
-      },
-    };
-  },
+  empty: () => emptyOn(new Database(':memory:')),
 };

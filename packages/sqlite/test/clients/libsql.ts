@@ -1,7 +1,6 @@
 import Database from 'libsql';
-import { SqliteStore } from '../../src/index.js';
-import { openOn } from './better-sqlite3.js';
-import { type EmptyDatabase, type SqliteClient, untyped } from './fixture.js';
+import { emptyOn, openOn } from './better-sqlite3.js';
+import { type SqliteClient, untyped } from './fixture.js';
 
 /**
  * libsql (Turso's `libsql` package: better-sqlite3's synchronous API on local files): `SqliteStore` on it
@@ -18,14 +17,5 @@ export const libsql: SqliteClient = {
   name: 'SqliteStore (libsql)',
   open: () => untyped(openOn('SqliteStore (libsql)', openFile)),
   ownTransactions: [],
-  empty: () => {
-    const database = new Database(':memory:');
-    return {
-      store: new SqliteStore({ database }) as EmptyDatabase['store'],
-      rows: async (text) => database.prepare(text).all() as Array<Record<string, unknown>>,
-      close: async () => {
-        database.close();
-      },
-    };
-  },
+  empty: () => emptyOn(new Database(':memory:')),
 };
