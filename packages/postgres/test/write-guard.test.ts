@@ -1,4 +1,4 @@
-import { createWebhookHandler, signWebhook } from '@service-pay/core';
+import { createWebhookHandler, type HandlerOptions, signWebhook } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
 import { type GuardSubject, talkAroundSetup, talkAroundTeardown, writeGuardCases } from '@service-pay/sql/testing';
 import { Kysely, sql as kyselySql, PostgresDialect } from 'kysely';
@@ -182,36 +182,9 @@ describe('PostgresJsStore and guardSql', () => {
     expect((await sql`select current_setting('transaction_read_only') as ro`)[0]?.ro).toBe('off');
   });
 
-  it("a write in a read's forEach or cursor callback runs in the handler's context: refused, 0 credits", async () => {
-    for (const form of ['forEach', 'cursor'] as const) {
-      const event = samplePaymentPaidEvent();
-      let code: unknown;
-      const handle = createWebhookHandler({
-        secret: SECRET,
-        store: new PostgresJsStore({ sql, tableName: inbox }),
-        logger: {
-          warn: () => {},
-          error: (fields) => {
-            code = (fields as { err?: { code?: unknown } }).err?.code;
-          },
-        },
-        onPaymentPaid: async (paid, ctx) => {
-          const write = () => sql.unsafe(`insert into ${marks} (marker) values ($1)`, [paid.paymentId]).catch(() => {});
-          if (form === 'forEach') await sql`select 1`.forEach(() => void write());
-          else await sql`select 1`.cursor(1, () => write());
-          await ctx.tx`select 1`;
-        },
-      });
-      const { body, headers } = signWebhook({ event, secret: SECRET, deliveryId: `dl_pjs_${form}_${event.paymentId}` });
-      expect((await handle({ method: 'POST', headers, rawBody: body })).status).toBe(500);
-      expect(code).toBe('WRITE_OUTSIDE_TRANSACTION');
-      const counted = await pool.query(`select count(*)::int as n from ${marks} where marker = $1`, [event.paymentId]);
-      expect(counted.rows[0].n).toBe(0);
-    }
-  });
-
-  it('a cursor over a function that inserts, through the app sql in a delivery, is refused: 0 credits', async () => {
-    await sql.unsafe(talkAroundSetup('postgres', marks)[0] as string);
+  // One delivery on PostgresJsStore whose handler writes through the app's `sql` by some path: it must be
+  // answered 500 WRITE_OUTSIDE_TRANSACTION with no credit made.
+  async function expectRefused(label: string, onPaymentPaid: HandlerOptions<PostgresJsStore>['onPaymentPaid']) {
     const event = samplePaymentPaidEvent();
     let code: unknown;
     const handle = createWebhookHandler({
@@ -223,15 +196,31 @@ describe('PostgresJsStore and guardSql', () => {
           code = (fields as { err?: { code?: unknown } }).err?.code;
         },
       },
-      onPaymentPaid: async (paid) => {
-        for await (const rows of sql`select ${sql(`${marks}_credit`)}(${paid.paymentId}::text)`.cursor(1)) void rows;
-      },
+      onPaymentPaid,
     });
-    const { body, headers } = signWebhook({ event, secret: SECRET, deliveryId: `dl_pjs_cursor_${event.paymentId}` });
+    const { body, headers } = signWebhook({ event, secret: SECRET, deliveryId: `dl_pjs_${label}_${event.paymentId}` });
     expect((await handle({ method: 'POST', headers, rawBody: body })).status).toBe(500);
     expect(code).toBe('WRITE_OUTSIDE_TRANSACTION');
     const counted = await pool.query(`select count(*)::int as n from ${marks} where marker = $1`, [event.paymentId]);
     expect(counted.rows[0].n).toBe(0);
+  }
+
+  it("a write in a read's forEach or cursor callback runs in the handler's context: refused, 0 credits", async () => {
+    for (const form of ['forEach', 'cursor'] as const) {
+      await expectRefused(form, async (paid, ctx) => {
+        const write = () => sql.unsafe(`insert into ${marks} (marker) values ($1)`, [paid.paymentId]).catch(() => {});
+        if (form === 'forEach') await sql`select 1`.forEach(() => void write());
+        else await sql`select 1`.cursor(1, () => write());
+        await ctx.tx`select 1`;
+      });
+    }
+  });
+
+  it('a cursor over a function that inserts, through the app sql in a delivery, is refused: 0 credits', async () => {
+    await sql.unsafe(talkAroundSetup('postgres', marks)[0] as string);
+    await expectRefused('cursor', async (paid) => {
+      for await (const rows of sql`select ${sql(`${marks}_credit`)}(${paid.paymentId}::text)`.cursor(1)) void rows;
+    });
   });
 
   it('a store given a guarded instance says nothing at start-up; given a plain one, it warns once', () => {
