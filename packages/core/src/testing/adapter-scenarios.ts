@@ -308,13 +308,13 @@ function delivery(
   return { request: { method: 'POST', headers: signed.headers, body: signed.body }, event };
 }
 
-/** `total` bytes in chunks that count what was taken, pausing once at `pauseAt` until `release()` (or 10 s). */
 /** The request failed because the server closed the connection while its body was still being sent. */
 function resetWhileSending(error: unknown): boolean {
   const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
   return code === 'EPIPE' || code === 'ECONNRESET' || code === 'UND_ERR_SOCKET';
 }
 
+/** `total` bytes in chunks that count what was taken, pausing once at `pauseAt` until `release()` (or 10 s). */
 function meteredBody(total: number, chunkSize: number, pauseAt: number) {
   let sent = 0;
   let release!: () => void;
