@@ -21,8 +21,8 @@ import {
   slowestAck,
 } from '@service-pay/test-kit/fault-rows';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emulatorClient } from './support/clients.js';
-import { countItems, createPkSkTable } from './support/tables.js';
+import { emulatorClient } from '../support/clients.js';
+import { countItems, createPkSkTable } from '../support/tables.js';
 
 /**
  * Faults with real processes: three apps (test/fixtures/app.ts, a transactional DynamoDbStore each) on one
@@ -34,7 +34,7 @@ import { countItems, createPkSkTable } from './support/tables.js';
 const STORE_TABLE = 'fault_inbox';
 const CREDITS_TABLE = 'fault_credits';
 const PLAN_TABLE = 'fault_plan';
-const packageDir = fileURLToPath(new URL('..', import.meta.url));
+const packageDir = fileURLToPath(new URL('../..', import.meta.url));
 
 /** One setup of a row group: its own emulator, its three apps and its sender. */
 class Rig {
