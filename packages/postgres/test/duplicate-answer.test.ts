@@ -46,10 +46,18 @@ for (const client of POSTGRES_CLIENTS) {
     });
 
     it('is answered before its ROLLBACK, another delivery meeting its lock meanwhile is a duplicate, and the connection goes back after it', async () => {
+      // The key's own lock (the store's `hashtextextended('<inbox>:' || key, 0)`, a bigint: its high and
+      // low halves as classid and objid), not every advisory lock of the database: other files' stores take
+      // theirs on the same server at the same time.
       const advisoryLocks = async () =>
         (
           await pool.query(
-            "select count(*)::int as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())",
+            `select count(*)::int as n
+               from pg_locks, (select hashtextextended($1 || ':' || $2, 0) as lock) as held
+              where locktype = 'advisory' and objsubid = 1
+                and database = (select oid from pg_database where datname = current_database())
+                and classid::bigint = (held.lock >> 32) & 4294967295 and objid::bigint = held.lock & 4294967295`,
+            [inbox, 'k_dup'],
           )
         ).rows[0].n;
       try {
