@@ -62,22 +62,40 @@ const sharedHash = (() => {
   return hash.digest('hex');
 })();
 
-/** The hash of a package's inputs, its workspace dependencies' included (computed once each). */
-function inputHash(pkg, byName, memo, visiting = new Set()) {
-  const known = memo.get(pkg.name);
-  if (known !== undefined) return known;
-  if (visiting.has(pkg.name)) throw new Error(`workspace dependency cycle through ${pkg.name}`);
-  visiting.add(pkg.name);
-  const hash = createHash('sha256').update(sharedHash);
-  for (const file of inputFiles(pkg.dir))
-    hash
-      .update(`${file}\0`)
-      .update(readFileSync(join(root, file)))
-      .update('\0');
-  for (const dep of pkg.deps) hash.update(`${dep}\0${inputHash(byName.get(dep), byName, memo, visiting)}\0`);
-  const digest = hash.digest('hex');
-  memo.set(pkg.name, digest);
+/** The hash of a package's own files (computed once each). */
+function ownHash(pkg, memo) {
+  let digest = memo.get(pkg.name);
+  if (digest === undefined) {
+    const hash = createHash('sha256');
+    for (const file of inputFiles(pkg.dir))
+      hash
+        .update(`${file}\0`)
+        .update(readFileSync(join(root, file)))
+        .update('\0');
+    digest = hash.digest('hex');
+    memo.set(pkg.name, digest);
+  }
   return digest;
+}
+
+/**
+ * The hash of a package's inputs: its own files and those of every workspace package it reaches through its
+ * dependencies of any kind. Reached, not nested: the packages' dev dependencies on each other (a test of one
+ * runs another) make cycles, and a package in a cycle is built again with the others when any of them changes.
+ */
+function inputHash(pkg, byName, memo) {
+  const reached = new Set([pkg.name]);
+  const stack = [pkg];
+  while (stack.length > 0) {
+    for (const dep of stack.pop().deps) {
+      if (reached.has(dep)) continue;
+      reached.add(dep);
+      stack.push(byName.get(dep));
+    }
+  }
+  const hash = createHash('sha256').update(sharedHash);
+  for (const name of [...reached].sort()) hash.update(`${name}\0${ownHash(byName.get(name), memo)}\0`);
+  return hash.digest('hex');
 }
 
 /** What the build left in dist: each file's path and size, or undefined when there is no dist. */

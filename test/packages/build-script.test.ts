@@ -73,6 +73,14 @@ describe('pnpm build: only what changed, and what depends on it', () => {
     expect(build().built).toEqual(['a', 'b']);
   });
 
+  it('builds packages that depend on each other (a test of one runs the other) together, and then not again', () => {
+    pkg('a', { '@w/b': 'workspace:*' });
+    expect(build().built).toEqual(['a', 'b']);
+    expect(build().built).toEqual([]);
+    appendFileSync(join(workspace, 'packages/b/src/index.ts'), '// changed\n');
+    expect(build().built).toEqual(['a', 'b']);
+  });
+
   it('builds everything again when a shared input changes (the lockfile, the shared build settings)', () => {
     build();
     appendFileSync(join(workspace, 'pnpm-lock.yaml'), '# another version\n');
