@@ -37,42 +37,37 @@ function workspacePackages() {
   return byName;
 }
 
-/** The files of `dir` that a build reads, sorted, as paths relative to the root. */
-function inputFiles(dir) {
+/** Every file under `dir`, depth first, but the entries `skip` refuses (by name). */
+function filesUnder(dir, skip = () => false) {
   const files = [];
-  const walk = (at) => {
-    for (const entry of readdirSync(at, { withFileTypes: true })) {
-      if (NOT_INPUTS.has(entry.name) || entry.name.endsWith('.md')) continue;
-      const path = join(at, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.isFile()) files.push(relative(root, path));
-    }
-  };
-  walk(dir);
-  return files.sort();
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (skip(entry.name)) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...filesUnder(path, skip));
+    else if (entry.isFile()) files.push(path);
+  }
+  return files;
 }
 
-const sharedHash = (() => {
+/** One hash of the files' root-relative paths and contents, in the order given. */
+function hashFiles(paths) {
   const hash = createHash('sha256');
-  for (const file of SHARED_INPUTS)
+  for (const path of paths)
     hash
-      .update(`${file}\0`)
-      .update(readFileSync(join(root, file)))
+      .update(`${relative(root, path)}\0`)
+      .update(readFileSync(path))
       .update('\0');
   return hash.digest('hex');
-})();
+}
+
+const isNotInput = (name) => NOT_INPUTS.has(name) || name.endsWith('.md');
+const sharedHash = hashFiles(SHARED_INPUTS.map((file) => join(root, file)));
 
 /** The hash of a package's own files (computed once each). */
 function ownHash(pkg, memo) {
   let digest = memo.get(pkg.name);
   if (digest === undefined) {
-    const hash = createHash('sha256');
-    for (const file of inputFiles(pkg.dir))
-      hash
-        .update(`${file}\0`)
-        .update(readFileSync(join(root, file)))
-        .update('\0');
-    digest = hash.digest('hex');
+    digest = hashFiles(filesUnder(pkg.dir, isNotInput).sort());
     memo.set(pkg.name, digest);
   }
   return digest;
@@ -102,16 +97,10 @@ function inputHash(pkg, byName, memo) {
 function distListing(dir) {
   const dist = join(dir, 'dist');
   if (!existsSync(dist)) return undefined;
-  const listing = [];
-  const walk = (at) => {
-    for (const entry of readdirSync(at, { withFileTypes: true })) {
-      const path = join(at, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else listing.push(`${relative(dist, path)} ${statSync(path).size}`);
-    }
-  };
-  walk(dist);
-  return listing.sort().join('\n');
+  return filesUnder(dist)
+    .map((path) => `${relative(dist, path)} ${statSync(path).size}`)
+    .sort()
+    .join('\n');
 }
 
 const stampPath = (pkg) => join(stampDir, `${pkg.name.replace('/', '+')}.json`);
@@ -127,7 +116,8 @@ const force = process.argv.includes('--force');
 const byName = workspacePackages();
 const memo = new Map();
 const buildable = [...byName.values()].filter((pkg) => pkg.builds);
-const stale = buildable.filter((pkg) => force || !upToDate(pkg, inputHash(pkg, byName, memo)));
+const hashes = new Map(buildable.map((pkg) => [pkg.name, inputHash(pkg, byName, memo)]));
+const stale = buildable.filter((pkg) => force || !upToDate(pkg, hashes.get(pkg.name)));
 
 if (stale.length === 0) {
   console.log(`build: all ${buildable.length} packages up to date (node scripts/build.mjs --force rebuilds them)`);
@@ -145,6 +135,6 @@ for (const pkg of stale) writeFileSync(stampPath(pkg), '{}');
 const filters = stale.flatMap((pkg) => ['--filter', `./${relative(root, pkg.dir)}`]);
 run('pnpm', ['-r', ...filters, 'run', 'build']);
 for (const pkg of stale) {
-  const stamp = { inputs: inputHash(pkg, byName, memo), dist: distListing(pkg.dir) };
+  const stamp = { inputs: hashes.get(pkg.name), dist: distListing(pkg.dir) };
   writeFileSync(stampPath(pkg), `${JSON.stringify(stamp)}\n`);
 }
