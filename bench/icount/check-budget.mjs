@@ -2,10 +2,10 @@
 // compared with bench/icount/baseline.json; more than 2% over its baseline fails (exit 1). Each Node line
 // keeps a baseline of its own (V8 compiles the same code to different instruction counts), keyed by the
 // major of the node counted: `BENCH_NODE=/path/to/node`, else the node running this script. Instruction
-// counts repeat to about 0.001% on any machine, loaded or not, but a run can pay for one event the other
-// did not (a collection, a function thrown back to the interpreter and compiled again, the C library's
-// allocator searching its free lists longer), and that moves a count at N = 1,000 by its cost over N,
-// up or down as the long or the short run pays it. A count outside its limit is taken four times more and
+// counts repeat to about 0.001% on any machine, loaded or not, but one run can pay inside its measured
+// window for an event another run paid outside it, or not at all (a collection, a function thrown back to
+// the interpreter and compiled again, the C library's allocator searching its free lists longer), and that
+// moves a count at N = 1,000 by its cost over N. A count outside its limit is taken four times more and
 // the operation is the median of the five: a regression is in every count, such an event in one or two.
 // A change that must cost more updates the baseline in the same commit (`--update`), and says why in the
 // commit message.
@@ -17,8 +17,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { COUNTED, COUNTED_LINE, hasValgrind, perOperation } from './count.mjs';
-import { countRuns, OPERATIONS } from './operations.mjs';
+import { COUNTED, COUNTED_LINE, hasValgrind } from './count.mjs';
+import { countOperation, countOperations, OPERATIONS } from './operations.mjs';
 
 const baselinePath = join(dirname(fileURLToPath(import.meta.url)), 'baseline.json');
 const update = process.argv.includes('--update');
@@ -50,27 +50,24 @@ if (!(await hasValgrind())) {
 /** How many counts an operation is taken when its first lands outside its limit. */
 const RECOUNTS = 5;
 
-/**
- * The operation's count, recounted when the first one lands outside its limit either way (see above): the
- * median of five counts.
- */
-async function steadyCount(name, was, limit) {
-  const counts = [perOperation(await countRuns(name, n), n)];
-  if (was === undefined || Math.abs(counts[0] / was - 1) <= limit) return { now: counts[0], counts };
-  while (counts.length < RECOUNTS) counts.push(perOperation(await countRuns(name, n), n));
-  const sorted = counts.toSorted((a, b) => a - b);
-  return { now: sorted[(RECOUNTS - 1) / 2], counts };
-}
-
 const started = Date.now();
+const limitOf = (name) => baselines.tolerances?.[name] ?? tolerance;
+// Every row once, two at a time (each count is one single-threaded process).
+const first = await countOperations(names, n, { concurrency: 2 });
 const rows = [];
 for (const name of names) {
   const was = baseline.operations[name];
-  const limit = baselines.tolerances?.[name] ?? tolerance;
-  const { now, counts } = await steadyCount(name, was, limit);
+  const limit = limitOf(name);
+  const counts = [first.get(name)];
+  // Outside its limit either way (see above): four counts more, and the median of five is the row's.
+  if (was !== undefined && Math.abs(counts[0] / was - 1) > limit) {
+    const more = await Promise.all(Array.from({ length: RECOUNTS - 1 }, () => countOperation(name, n)));
+    counts.push(...more);
+  }
+  const now = counts.toSorted((a, b) => a - b)[(counts.length - 1) / 2];
   rows.push({ name, was, now, counts, limit, change: was === undefined ? undefined : now / was - 1 });
   if (update) {
-    // Written as each count lands, so that a run cut short keeps what it counted. Read again first: the
+    // Written as each row lands, so that a run cut short keeps what it counted. Read again first: the
     // lines are counted side by side, and each writes only its own.
     const latest = JSON.parse(readFileSync(baselinePath, 'utf8'));
     latest.lines[COUNTED_LINE] ??= { node: COUNTED.version, operations: {} };

@@ -1,15 +1,23 @@
-// Instructions per operation, counted by valgrind: the method of `../shared/tools/icount`, in the repository
-// so that CI (a fresh clone, no shared tools beside it) counts exactly as developers do.
+// Instructions per operation, counted by valgrind, in the repository so that CI (a fresh clone, no shared
+// tools beside it) counts exactly as developers do.
 //
-// A script runs its operation K times (K is its last argument). It runs twice, with K = N and K = 2N, under
-// `node --predictable --single-threaded` (V8 compiles on the main thread, so two identical runs differ by
-// about 0.001%), and one operation is (I(2N) - I(N)) / N: start-up, setup and warm-up cancel out.
+// A script runs a warm-up, then its operation K times between two markers (bench-kit's icount.mjs:
+// `markWindow`, a call to the C library's `getppid`). It runs once, with K = N, under callgrind told to
+// write its counters out each time `getppid` is entered (`--dump-before`), and under `node --predictable
+// --single-threaded` (V8 compiles on the main thread, so two identical runs differ by about 0.001%). The
+// counters between the two markers over N are one operation: start-up, the pool of deliveries and the
+// warm-up are before the first marker. This is what `../shared/tools/icount` gets by running the script
+// twice (K = N and K = 2N) and subtracting, at half the work: one process of W + N operations instead of
+// two of W + N and W + 2N, where the warm-up (W = 6,000) and node's start-up under valgrind are most of it.
 import { execFile, execFileSync } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** MB: more than 2N = 4,000 of the costliest operation (the fetch handler) allocate. */
+/** MB: more than the warm-up and N = 1,000 of the costliest operation (the fetch handler) allocate. */
 const SEMI_SPACE_MB = 128;
 
 /**
@@ -51,39 +59,64 @@ export const NODE_FLAGS = [
   '--single-threaded',
   ...tierUpFlags(COUNTED),
   '--expose-gc',
-  // A young generation large enough that the warm-up and 2N operations rarely fill it: each run pays a
-  // whole number of collections, and at a small N one more or fewer moved a count by 20%.
+  // A young generation large enough that the warm-up and N operations rarely fill it: a collection inside
+  // the measured window or outside it moved a count at a small N by 20%.
   `--min-semi-space-size=${SEMI_SPACE_MB}`,
   `--max-semi-space-size=${SEMI_SPACE_MB}`,
 ];
 
-/** Instructions of one whole run of `node <args>`, as cachegrind's `I refs`. */
-async function instructions(args) {
-  const { stderr } = await run(
+/**
+ * The C function the scripts' markers call (bench-kit's `markWindow`): node calls it for nothing else, so
+ * the run's counters are written out exactly twice, at the start and at the end of the measured operations.
+ */
+export const MARKER_FUNCTION = 'getppid';
+
+/**
+ * Runs `node <args>` under callgrind (`extraNodeFlags` before the node flags above) and gives the path of the
+ * counters written between the two markers: the measured operations' own, function by function. `callgrind
+ * --dump-before` writes `out.1` at the first marker (start-up, pool, warm-up), `out.2` at the second (the
+ * measured part) and `out` at the exit. The caller reads the file and removes `directory`.
+ */
+export async function countMarkedWindow(directory, args, extraNodeFlags = []) {
+  const out = join(directory, 'callgrind.out');
+  await run(
     'valgrind',
-    ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', COUNTED_NODE, ...NODE_FLAGS, ...args],
+    [
+      '--tool=callgrind',
+      `--dump-before=${MARKER_FUNCTION}`,
+      `--callgrind-out-file=${out}`,
+      COUNTED_NODE,
+      ...extraNodeFlags,
+      ...NODE_FLAGS,
+      ...args,
+    ],
     { maxBuffer: 64 * 1024 * 1024 },
   );
-  const match = /I\s+refs:\s+([\d,]+)/.exec(stderr);
-  if (match === null) throw new Error(`no instruction count from valgrind for node ${args.join(' ')}:\n${stderr}`);
-  return Number(match[1].replaceAll(',', ''));
+  const parts = (await readdir(directory)).filter((name) => /^callgrind\.out\.\d+$/.test(name));
+  // Exactly two markers: fewer means the script never reached its measured loop's end; more, that something
+  // else in node called the marker's function and the window is not the operations'.
+  if (!parts.includes('callgrind.out.2') || parts.includes('callgrind.out.3')) {
+    throw new Error(
+      `node ${args.join(' ')} did not call ${MARKER_FUNCTION} exactly twice (wrote ${parts.sort().join(', ') || 'no part'}): is it a bench-kit icount script?`,
+    );
+  }
+  return join(directory, 'callgrind.out.2');
 }
 
 /**
- * The two runs one operation's count is made of: instructions of the whole process at K = N (`once`) and at
- * K = 2N (`twice`), run side by side.
+ * Instructions of one operation of `node <script> <args> <N> <K = N>` (the command line of bench-kit's icount
+ * scripts): the marked window over N, one run.
  */
-export async function runPair(script, args, n) {
-  const [once, twice] = await Promise.all([
-    instructions([script, ...args, String(n)]),
-    instructions([script, ...args, String(2 * n)]),
-  ]);
-  return { once, twice };
-}
-
-/** One operation's instructions from one pair of runs: `twice` less `once`, over N. */
-export function perOperation({ once, twice }, n) {
-  return Math.round((twice - once) / n);
+export async function countPerOperation(script, args, n) {
+  const directory = await mkdtemp(join(tmpdir(), 'icount-'));
+  try {
+    const window = await readFile(await countMarkedWindow(directory, [script, ...args, String(n), String(n)]), 'utf8');
+    const totals = /^totals: (\d+)$/m.exec(window) ?? /^summary: (\d+)$/m.exec(window);
+    if (totals === null) throw new Error(`callgrind wrote no totals for node ${script} ${args.join(' ')}`);
+    return Math.round(Number(totals[1]) / n);
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
 }
 
 /** Whether valgrind can be run here. */

@@ -4,7 +4,7 @@
 // references (what a hand-rolled receiver costs), counted for the ratios and free to move with Node.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { perOperation, runPair } from './count.mjs';
+import { countPerOperation } from './count.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -49,11 +49,25 @@ export const OPERATIONS = {
 };
 
 /** Instructions of one `name` operation at this N (the scripts size their pools from N). */
-export async function countOperation(name, n) {
-  return perOperation(await countRuns(name, n), n);
+export function countOperation(name, n) {
+  return countPerOperation(join(here, OPERATIONS[name].script), [name], n);
 }
 
-/** The pair of runs (K = N and 2N) that one count of `name` subtracts; see count.mjs's `perOperation`. */
-export function countRuns(name, n) {
-  return runPair(join(here, OPERATIONS[name].script), [name, String(n)], n);
+/**
+ * `countOperation` of every name, `concurrency` counts at a time (each is one single-threaded process), in
+ * the names' order; `onCount(name, count, seconds)` as each lands.
+ */
+export async function countOperations(names, n, { concurrency = 2, onCount = () => {} } = {}) {
+  const counts = new Map();
+  let next = 0;
+  async function worker() {
+    while (next < names.length) {
+      const name = names[next++];
+      const started = Date.now();
+      counts.set(name, await countOperation(name, n));
+      onCount(name, counts.get(name), (Date.now() - started) / 1000);
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, names.length) }, worker));
+  return new Map(names.map((name) => [name, counts.get(name)]));
 }

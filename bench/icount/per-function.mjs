@@ -2,13 +2,13 @@
 //
 //   node bench/icount/per-function.mjs [-n N] [--top K] [--save FILE] [--against FILE] <script> [args...]
 //
-// The script runs as for a count (its operation K times, K appended: N, then 2N, side by side, the same node
-// flags), under callgrind instead of cachegrind, with `--perf-basic-prof` so V8 writes where it put each
-// function's machine code (`/tmp/perf-<pid>.map`). Each function's own instructions (not its callees') are
-// summed over the run, JavaScript functions named from that map (`JS:name file:line`, whatever tier ran
-// them, their compiled versions together), and one operation's share is (2N run - N run) / N, as for the
-// count: start-up, compilation of the setup and the warm-up cancel out. `--save` keeps the table as JSON;
-// `--against` prints, for another script or build, what changed function by function.
+// The script runs as for a count (count.mjs: one run, its operation K = N times between two markers, the
+// same node flags, under callgrind), with `--perf-basic-prof` so V8 writes where it put each function's
+// machine code (`/tmp/perf-<pid>.map`). Each function's own instructions (not its callees') are summed over
+// the marked window, JavaScript functions named from that map (`JS:name file:line`, whatever tier ran them,
+// their compiled versions together), and one operation's share is that over N, as for the count: start-up,
+// the setup and the warm-up are outside the window. `--save` keeps the table as JSON; `--against` prints,
+// for another script or build, what changed function by function.
 //
 // Example: where the guarded ctx.tx costs, against the same delivery with the client's own transaction:
 //   node bench/icount/per-function.mjs -n 3000 --save /tmp/raw.json <script> <raw contestant> 3000
@@ -17,14 +17,11 @@
 // About 2 minutes for 3,000 SQL-store deliveries (callgrind is slower than cachegrind). Counts per function
 // are as repeatable as the total (a run is deterministic under --predictable); which tier ran a function,
 // and so its count, can differ between two builds.
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { COUNTED_NODE, hasValgrind, NODE_FLAGS } from './count.mjs';
+import { countMarkedWindow, hasValgrind } from './count.mjs';
 
-const run = promisify(execFile);
 const USAGE =
   'usage: node bench/icount/per-function.mjs [-n N] [--top K] [--save FILE] [--against FILE] <script> [args...]';
 
@@ -132,23 +129,9 @@ function functionName(fn, object, entries) {
   return parameters > 0 ? name.slice(0, parameters) : name;
 }
 
-/** Each function's own instructions over one whole run of the script with K operations. */
+/** Each function's own instructions between the markers of one run of the script with K operations. */
 async function countRun(directory, script, args, k) {
-  const out = join(directory, `callgrind.${k}.out`);
-  await run(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      `--callgrind-out-file=${out}`,
-      COUNTED_NODE,
-      '--perf-basic-prof',
-      ...NODE_FLAGS,
-      script,
-      ...args,
-      String(k),
-    ],
-    { maxBuffer: 64 * 1024 * 1024 },
-  );
+  const out = await countMarkedWindow(directory, [script, ...args, String(k)], ['--perf-basic-prof']);
   const text = await readFile(out, 'utf8');
   const pid = /^pid: (\d+)$/m.exec(text)?.[1];
   if (pid === undefined) throw new Error(`callgrind wrote no pid for ${script}`);
@@ -171,13 +154,10 @@ async function main() {
   if (!(await hasValgrind())) throw new Error('valgrind is missing (apt-get install -y valgrind)');
   const directory = await mkdtemp(join(tmpdir(), 'per-function-'));
   try {
-    const [once, twice] = await Promise.all([
-      countRun(directory, options.script, options.args, options.n),
-      countRun(directory, options.script, options.args, 2 * options.n),
-    ]);
+    const window = await countRun(directory, options.script, options.args, options.n);
     const perOperation = {};
-    for (const name of new Set([...once.keys(), ...twice.keys()])) {
-      const value = ((twice.get(name) ?? 0) - (once.get(name) ?? 0)) / options.n;
+    for (const [name, instructions] of window) {
+      const value = instructions / options.n;
       if (Math.round(value) !== 0) perOperation[name] = value;
     }
     const total = Object.values(perOperation).reduce((a, b) => a + b, 0);

@@ -4,7 +4,7 @@
 // `pnpm bench:icount -n 20000 handler check-map` counts a subset at another N.
 
 import { hasValgrind } from './count.mjs';
-import { countOperation, OPERATIONS } from './operations.mjs';
+import { countOperations, OPERATIONS } from './operations.mjs';
 
 const args = process.argv.slice(2);
 let n = 1_000;
@@ -24,14 +24,15 @@ if (!(await hasValgrind())) {
   process.exit(2);
 }
 
-const counts = {};
-for (const name of names) {
-  const started = Date.now();
-  counts[name] = await countOperation(name, n);
-  console.log(
-    `${name.padEnd(22)} ${counts[name].toLocaleString('en-US').padStart(9)} instructions/op  (N = ${n}, ${((Date.now() - started) / 1000).toFixed(0)} s)`,
-  );
-}
+// Two at a time: each count is one single-threaded process. Printed as each lands.
+const counts = Object.fromEntries(
+  await countOperations(names, n, {
+    onCount: (name, count, seconds) =>
+      console.log(
+        `${name.padEnd(22)} ${count.toLocaleString('en-US').padStart(9)} instructions/op  (N = ${n}, ${seconds.toFixed(0)} s)`,
+      ),
+  }),
+);
 
 // Ratios as speed: the reference's instructions over ours (above 1: we do less work).
 const ratios = [

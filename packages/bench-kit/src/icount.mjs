@@ -1,10 +1,12 @@
 // What every icount script shares (bench/icount, and the packages' own, such as postgres's store count):
-// the command line, the warm-up and the signed deliveries.
+// the command line, the warm-up, the markers around the measured operations and the signed deliveries.
 import { SECRET, signedBenchEvent } from './bench-event.cjs';
 
-// The command line every icount script shares: `node <script> <contestant> <N> <K>`. `../shared/tools/icount
-// -n N` appends K (N, then 2N) and subtracts the two runs, so everything here that does not grow with K
-// cancels out: the pool of deliveries (sized from N, the same in both runs) and the warm-up.
+// The command line every icount script shares: `node <script> <contestant> <N> <K>`. The script runs
+// WARM_UP operations, then K measured ones between two markers (`markWindow`): bench/icount's count reads
+// the instructions between the markers, so start-up, the pool of deliveries (sized from N) and the warm-up
+// are not in it. `../shared/tools/icount -n N` (which appends K = N, then 2N, and subtracts the two runs)
+// runs the same scripts unchanged: the markers cost the same in both of its runs.
 //
 // The warm-up: WARM_UP operations before the measured ones, so the measured loop runs in V8's optimized
 // tier even at a small N (without it, N = 2,000 counted the handler at 96k against 71.5k at N = 20,000).
@@ -43,21 +45,42 @@ export async function runContestant(contestants, scriptName) {
   };
   const spare = contestant.fresh ? pool[poolSize - 1] : pool[0];
   check(await op(spare));
-  // One loop for the warm-up and the measured operations: leaving a loop that V8 compiled on the stack
-  // (OSR) deoptimizes the caller, and that once cost the pipeline's functions their optimized code.
-  await drive(op, contestant.fresh ? pool : [pool[0]], contestant.fresh, check, WARM_UP + k);
+  await drive(op, contestant.fresh ? pool : [pool[0]], contestant.fresh, check, WARM_UP, k);
+}
+
+/**
+ * Marks where the measured operations begin and end: reading `process.ppid` calls the C library's
+ * `getppid`, which nothing else in node calls, and the count (bench/icount's count.mjs) has valgrind write
+ * its counters out each time that function is entered. About 1,000 instructions, one op's thousandth at
+ * N = 1,000. A function that does nothing else, so that the loop reads as what it is.
+ */
+export function markWindow() {
+  return process.ppid;
+}
+
+/**
+ * The warm-up, a marker, the measured operations, a marker. The markers stand between two calls of the loop,
+ * not inside it: a branch to a marker in the loop is one V8 never saw taken during the warm-up, and reaching
+ * it threw the optimized loop back to the interpreter, so its compilation landed in the window (Node 24:
+ * `verify` 58.6k an operation against 47.0k).
+ */
+async function drive(op, pool, fresh, check, warmUp, count) {
+  await loop(op, pool, fresh, check, 0, warmUp);
+  markWindow();
+  await loop(op, pool, fresh, check, warmUp, warmUp + count);
+  markWindow();
 }
 
 /**
  * The loop, in a function of its own that does nothing else. V8 12 and later tier a function up after a
  * budget of bytecodes proportional to its size: in runContestant (setup, argument checks and all) the loop
  * reached Maglev after about 7,000 operations and TurboFan after 8,000, so the compilation (6 ms, tens of
- * millions of instructions) landed in the 2N run and not in the N run, and every count carried it (Node
- * 26: +20k instructions per operation, +45% on verify). This function is small enough to reach its last
- * tier inside the warm-up on every line.
+ * millions of instructions) landed in the measured operations, and every count carried it (Node 26: +20k
+ * instructions per operation, +45% on verify). This function is small enough to reach its last tier inside
+ * the warm-up on every line, and the measured call enters the code the warm-up's call left.
  */
-async function drive(op, pool, fresh, check, count) {
-  for (let i = 0; i < count; i++) check(await op(fresh ? pool[i] : pool[0]));
+async function loop(op, pool, fresh, check, from, to) {
+  for (let i = from; i < to; i++) check(await op(fresh ? pool[i] : pool[0]));
 }
 
 // Signed deliveries for the icount scripts: made before any measured loop, the same whatever K is. The
