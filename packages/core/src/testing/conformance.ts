@@ -190,10 +190,14 @@ export function dedupeStoreConformance(
       equal((await store.claim(key, 't3', 'fp', 10_000)).state, 'completed');
     }),
     run('extend keeps a lease alive past its first end', async (store, key) => {
-      await store.claim(key, 't1', 'fp', 150);
-      await sleep(80);
-      equal(await store.extend(key, 't1', 400), true);
-      await sleep(120);
+      // Extended at once, and looked at only once the first lease is surely over (it ran from before the
+      // claim returned): a loaded machine can delay each call, and a short first lease with a sleep before
+      // the extend (150 ms, 80 ms) had it expire first on a store behind an HTTP proxy.
+      const firstLeaseMs = 600;
+      await store.claim(key, 't1', 'fp', firstLeaseMs);
+      const claimed = Date.now();
+      equal(await store.extend(key, 't1', 10_000), true);
+      await sleep(Math.max(0, claimed + firstLeaseMs + 50 - Date.now()));
       equal((await store.claim(key, 't2', 'fp', 10_000)).state, 'in-progress');
     }),
     run('a completed key is forgotten after retainMs', async (store, key) => {
