@@ -51,13 +51,12 @@ if (!(await hasValgrind())) {
 const RECOUNTS = 5;
 
 const started = Date.now();
-const limitOf = (name) => baselines.tolerances?.[name] ?? tolerance;
 // Every row once, two at a time (each count is one single-threaded process).
 const first = await countOperations(names, n, { concurrency: 2 });
 const rows = [];
 for (const name of names) {
   const was = baseline.operations[name];
-  const limit = limitOf(name);
+  const limit = baselines.tolerances?.[name] ?? tolerance;
   const counts = [first.get(name)];
   // Outside its limit either way (see above): four counts more, and the median of five is the row's.
   if (was !== undefined && Math.abs(counts[0] / was - 1) > limit) {
