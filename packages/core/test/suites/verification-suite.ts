@@ -529,6 +529,36 @@ export function verificationSuite(): void {
       expect(error.code).toBe('UNSUPPORTED_EVENT');
       expect(error.status).toBe(200);
     });
+
+    it('makes that answer without a stack trace, and leaves the process its own trace limit', async () => {
+      const { body, headers } = signed(JSON.stringify({ event: 'payment.expired', paymentId: 'p_1' }));
+      const before = Error.stackTraceLimit;
+      Error.stackTraceLimit = 37;
+      try {
+        const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() }));
+        expect(error.code).toBe('UNSUPPORTED_EVENT');
+        expect(error.stack).toMatch(/^WebhookError: Event type "payment.expired" is not handled/);
+        expect(error.stack).not.toMatch(/\n\s+at /);
+        expect(Error.stackTraceLimit).toBe(37);
+        expect(new Error('next').stack).toMatch(/\n\s+at /);
+      } finally {
+        Error.stackTraceLimit = before;
+      }
+    });
+
+    it('still answers UNSUPPORTED_EVENT where the trace limit cannot be changed (frozen intrinsics)', async () => {
+      const { body, headers } = signed(JSON.stringify({ event: 'payment.expired', paymentId: 'p_1' }));
+      const descriptor = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit');
+      Object.defineProperty(Error, 'stackTraceLimit', { value: 10, writable: false, configurable: true });
+      try {
+        const error = await rejection(verifyWebhook({ rawBody: body, headers }, { secret: SECRET, now: atT() }));
+        expect(error.code).toBe('UNSUPPORTED_EVENT');
+        expect(Error.stackTraceLimit).toBe(10);
+      } finally {
+        if (descriptor === undefined) Reflect.deleteProperty(Error, 'stackTraceLimit');
+        else Object.defineProperty(Error, 'stackTraceLimit', descriptor);
+      }
+    });
   });
 
   describe('bad input to the function itself', () => {
