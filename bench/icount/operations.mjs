@@ -46,6 +46,7 @@ export const OPERATIONS = {
   },
   'check-map': { script: 'memory-path.mjs', budget: false, what: 'hand-rolled check + `Map`, fresh' },
   'check-map-duplicate': { script: 'memory-path.mjs', budget: false, what: 'hand-rolled check + `Map`, duplicate' },
+  stripe: { script: 'stripe.mjs', budget: false, what: "stripe-node's `webhooks.constructEvent`" },
 };
 
 /** Instructions of one `name` operation at this N (the scripts size their pools from N). */
