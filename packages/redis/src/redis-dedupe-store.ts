@@ -13,7 +13,7 @@ import { RedisLedger } from './redis-ledger.js';
 
 /**
  * Every client the store takes, told apart by shape: ioredis `Redis` and `Cluster`, iovalkey (the same
- * API), node-redis 5 clients and clusters (`redis`), and `@upstash/redis` (REST, for runtimes without TCP).
+ * API), node-redis 5.11+ and 6 clients and clusters (`redis`), and `@upstash/redis` (REST, for runtimes without TCP).
  *
  * @example
  * ```ts
@@ -39,7 +39,7 @@ export type RedisClient = IoredisLike | NodeRedisLike | NodeRedisClusterLike | U
  */
 export interface RedisDedupeStoreOptions {
   /**
-   * An ioredis `Redis` or `Cluster` (or iovalkey's), a node-redis 5 client or cluster, or an
+   * An ioredis `Redis` or `Cluster` (or iovalkey's), a node-redis client or cluster (5.11+ or 6.2+), or an
    * `@upstash/redis` client. Give the store its own client, built so that an outage fails commands at once
    * instead of queueing them (ioredis: `failFastRedisOptions()`; node-redis: `disableOfflineQueue: true`;
    * see the README): a queued claim would run later, long after its delivery was answered.
@@ -128,7 +128,7 @@ function commandsFor(client: unknown): RedisCommands {
     if (isUpstashLike(client)) return upstashCommands(client);
   }
   throw new TypeError(
-    'RedisDedupeStore: options.client must be an ioredis Redis or Cluster, an iovalkey client, a node-redis 5 client or cluster (redis), or an @upstash/redis client.',
+    'RedisDedupeStore: options.client must be an ioredis Redis or Cluster, an iovalkey client, a node-redis client or cluster (redis), or an @upstash/redis client.',
   );
 }
 

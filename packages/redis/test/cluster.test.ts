@@ -60,7 +60,7 @@ describe('RedisDedupeStore conformance on a 3-master Redis Cluster (ioredis 5)',
   }
 });
 
-describe('RedisDedupeStore conformance on a 3-master Redis Cluster (node-redis 5 createCluster)', () => {
+describe('RedisDedupeStore conformance on a 3-master Redis Cluster (node-redis 6 createCluster)', () => {
   for (const c of dedupeStoreConformance(
     () => new RedisDedupeStore({ client: nodeRedis, keyPrefix: uniquePrefix('cluster-node-redis') }),
   )) {

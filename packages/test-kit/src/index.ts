@@ -7,5 +7,6 @@ export { AppProcess, type AppProcessOptions } from './processes/app-process.js';
 export { killOnExit } from './processes/kill-on-exit.js';
 export { type UntilAnswersOptions, untilAnswers } from './processes/until-answers.js';
 export { type RollbackGate, rollbackGate } from './rollback-gate.js';
+export { TcpProxy } from './tcp-proxy.js';
 export { redisTarget, type TestServers, testServers } from './test-servers.js';
 export { retryUntil, sleep, testDeadline, type WaitBound, waitFor } from './wait-for.js';

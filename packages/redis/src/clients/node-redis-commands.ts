@@ -2,7 +2,7 @@ import type { RedisCommands } from './redis-commands.js';
 import { textOrNull } from './redis-commands.js';
 
 /**
- * A node-redis 5 client (`createClient()`), as the store uses it: raw commands through `sendCommand`.
+ * A node-redis client (`createClient()`, 5 or 6), as the store uses it: raw commands through `sendCommand`.
  *
  * @example
  * ```ts
@@ -15,7 +15,7 @@ export interface NodeRedisLike {
 }
 
 /**
- * A node-redis 5 cluster (`createCluster()`): `sendCommand(firstKey, isReadonly, args)` routes by key.
+ * A node-redis cluster (`createCluster()`, 5 or 6): `sendCommand(firstKey, isReadonly, args)` routes by key.
  *
  * @example
  * ```ts

@@ -1,32 +1,40 @@
 import { createWebhookHandler, type PaymentPaidEvent, type WebhookResponse } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
-import { retryUntil, testDeadline, waitFor } from '@service-pay/test-kit';
+import { retryUntil, TcpProxy, testDeadline, waitFor } from '@service-pay/test-kit';
 import { RedisServer, redisCli } from '@service-pay/test-kit/redis';
 import { describe, expect, it } from 'vitest';
 import { RedisDedupeStore } from '../../src/index.js';
 import { families } from '../support/client-families.js';
 import { delivery, recordingLogger, SECRET } from '../support/deliveries.js';
 
-// The Redis fault rows that apply to every client family beside ioredis (node-redis 5, iovalkey,
+// The Redis fault rows that apply to every client family beside ioredis (node-redis 6 and 5, iovalkey,
 // @upstash/redis through the local bridge), each on a redis-server of the test's own that it kills or pauses.
 
-/** A handler on a redis-server of the test's own, counting the handler's runs per payment. */
-async function ownRedis(family: (typeof families)[number], storeTimeoutMs?: number) {
+/**
+ * A handler on a redis-server of the test's own, counting the handler's runs per payment; with `proxied`,
+ * the client reaches the server through a `TcpProxy` that the test can make cut connections.
+ */
+async function ownRedis(
+  family: (typeof families)[number],
+  options: { storeTimeoutMs?: number; proxied?: boolean } = {},
+) {
   const own = await RedisServer.start();
-  const { client, close } = await family.open(own.port);
+  const proxy = options.proxied ? await TcpProxy.start(own.port) : undefined;
+  const { client, close } = await family.open(proxy?.port ?? own.port);
   const runs = new Map<string, number>();
   const handle = createWebhookHandler({
     secret: SECRET,
     store: new RedisDedupeStore({ client }),
     logger: recordingLogger(),
-    ...(storeTimeoutMs === undefined ? {} : { storeTimeoutMs }),
+    ...(options.storeTimeoutMs === undefined ? {} : { storeTimeoutMs: options.storeTimeoutMs }),
     onPaymentPaid: (event) => void runs.set(event.paymentId, (runs.get(event.paymentId) ?? 0) + 1),
   });
   const stop = async () => {
     await close();
+    await proxy?.stop();
     await own.stop();
   };
-  return { own, handle, runs, stop };
+  return { own, proxy, handle, runs, stop };
 }
 
 describe.each(families)('outages with $name', (family) => {
@@ -63,7 +71,7 @@ describe.each(families)('outages with $name', (family) => {
     task,
   }) => {
     const deadline = testDeadline(task);
-    const { own, handle, runs, stop } = await ownRedis(family, 500);
+    const { own, handle, runs, stop } = await ownRedis(family, { storeTimeoutMs: 500 });
     try {
       const event = samplePaymentPaidEvent();
       await redisCli(own.port, 'client', 'pause', '1500', 'ALL');
@@ -78,6 +86,38 @@ describe.each(families)('outages with $name', (family) => {
       const retry = await handle(delivery(event));
       expect(JSON.parse(retry.body)).toEqual({ received: true });
       expect(runs.get(event.paymentId)).toBe(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it("a reset during the client's handshake (Redis going down as it reconnects): it tries again, and the store answers", async ({
+    task,
+  }) => {
+    // What a killed Redis does now and then: the client's reconnect reaches the listener before it closes,
+    // and the connection is reset while the client's first commands are on it. node-redis before 5.11 took
+    // that connection for a live one and never tried again: every later command waited forever (503s until
+    // the app restarted). Made certain here, three times over, by a proxy that resets those handshakes.
+    const deadline = testDeadline(task);
+    const { proxy, handle, runs, stop } = await ownRedis(family, { storeTimeoutMs: 500, proxied: true });
+    try {
+      const before = samplePaymentPaidEvent();
+      expect((await handle(delivery(before))).status).toBe(200);
+      const through = proxy as TcpProxy;
+      through.resetHandshakes(3);
+      through.cutAll();
+      const event = samplePaymentPaidEvent();
+      const retry = await retryUntil(
+        'a 200 after the handshakes were reset',
+        () => handle(delivery(event)),
+        (answer) => answer.status === 200,
+        { deadline },
+      );
+      expect(JSON.parse(retry.body)).toEqual({ received: true });
+      expect(JSON.parse((await handle(delivery(event))).body)).toEqual({ received: true, duplicate: true });
+      expect(runs.get(event.paymentId)).toBe(1);
+      expect(runs.get(before.paymentId)).toBe(1);
+      expect(through.handshakesReset).toBe(3);
     } finally {
       await stop();
     }

@@ -1,6 +1,6 @@
 import { createWebhookHandler, type PaymentPaidEvent, type WebhookResponse } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
-import { freePort, sleep, testDeadline, waitFor } from '@service-pay/test-kit';
+import { freePort, retryUntil, sleep, TcpProxy, testDeadline, waitFor } from '@service-pay/test-kit';
 import { RedisServer, redisCli } from '@service-pay/test-kit/redis';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -162,6 +162,36 @@ describe.each(CLIENTS)('outage, client with %s', (_label, clientOn) => {
     expect(retry.status).toBe(200);
     expect(JSON.parse(retry.body)).toEqual({ received: true });
     expect(runs.get(event.paymentId)).toBe(1);
+  });
+
+  it("a reset during the client's handshake (Redis going down as it reconnects): it tries again, and the store answers", async ({
+    task,
+  }) => {
+    // A killed Redis's listener may still accept the client's reconnect and then reset it while the client's
+    // first commands (the ready check, CLIENT SETINFO) are on it; made certain here by a proxy, three times.
+    const deadline = testDeadline(task);
+    const server = await RedisServer.start();
+    cleanups.push(() => server.stop());
+    const proxy = await TcpProxy.start(server.port);
+    cleanups.push(() => proxy.stop());
+    const client = track(await connected(clientOn(proxy.port)));
+    const { handle, runs } = countingHandler(new RedisDedupeStore({ client }));
+    const before = samplePaymentPaidEvent();
+    expect((await handle(delivery(before))).status).toBe(200);
+    proxy.resetHandshakes(3);
+    proxy.cutAll();
+    const event = samplePaymentPaidEvent();
+    const retry = await retryUntil(
+      'a 200 after the handshakes were reset',
+      () => handle(delivery(event)),
+      (answer) => answer.status === 200,
+      { deadline },
+    );
+    expect(JSON.parse(retry.body)).toEqual({ received: true });
+    expect(JSON.parse((await handle(delivery(event))).body)).toEqual({ received: true, duplicate: true });
+    expect(runs.get(event.paymentId)).toBe(1);
+    expect(runs.get(before.paymentId)).toBe(1);
+    expect(proxy.handshakesReset).toBe(3);
   });
 });
 
