@@ -180,15 +180,17 @@ function afterSignature(
 function unsupportedEvent(eventType: string): WebhookError {
   const message = `Event type ${quoteEventName(eventType)} is not handled; acknowledged.`;
   const limit = Error.stackTraceLimit;
+  let lowered = false;
   try {
     Error.stackTraceLimit = 0;
+    lowered = true;
   } catch {
-    return new WebhookError('UNSUPPORTED_EVENT', message);
+    // Not settable: made with a stack (above).
   }
   try {
     return new WebhookError('UNSUPPORTED_EVENT', message);
   } finally {
-    Error.stackTraceLimit = limit;
+    if (lowered) Error.stackTraceLimit = limit;
   }
 }
 
