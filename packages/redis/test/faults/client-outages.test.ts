@@ -1,11 +1,12 @@
 import { createWebhookHandler, type PaymentPaidEvent, type WebhookResponse } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
-import { retryUntil, TcpProxy, testDeadline, waitFor } from '@service-pay/test-kit';
+import { TcpProxy, testDeadline, waitFor } from '@service-pay/test-kit';
 import { RedisServer, redisCli } from '@service-pay/test-kit/redis';
 import { describe, expect, it } from 'vitest';
 import { RedisDedupeStore } from '../../src/index.js';
 import { families } from '../support/client-families.js';
 import { delivery, recordingLogger, SECRET } from '../support/deliveries.js';
+import { creditedOnceOnRetry, recoversFromResetHandshakes } from '../support/retries.js';
 
 // The Redis fault rows that apply to every client family beside ioredis (node-redis 6 and 5, iovalkey,
 // @upstash/redis through the local bridge), each on a redis-server of the test's own that it kills or pauses.
@@ -51,17 +52,7 @@ describe.each(families)('outages with $name', (family) => {
       expect(JSON.parse(down.body)).toMatchObject({ error: 'STORE_UNAVAILABLE' });
       expect(runs.size).toBe(0);
       await own.startAgain();
-      // The sender retries until it gets its answer, each try bounded by storeTimeoutMs; the client comes
-      // back on its own reconnect schedule, which a loaded machine stretches. All of it within the test's time.
-      const retry = await retryUntil(
-        'a 200 after the restart',
-        () => handle(delivery(event)),
-        (answer) => answer.status === 200,
-        { deadline },
-      );
-      expect(JSON.parse(retry.body)).toEqual({ received: true });
-      expect(JSON.parse((await handle(delivery(event))).body)).toEqual({ received: true, duplicate: true });
-      expect(runs.get(event.paymentId)).toBe(1);
+      await creditedOnceOnRetry('after the restart', handle, runs, event, deadline);
     } finally {
       await stop();
     }
@@ -94,30 +85,10 @@ describe.each(families)('outages with $name', (family) => {
   it("a reset during the client's handshake (Redis going down as it reconnects): it tries again, and the store answers", async ({
     task,
   }) => {
-    // What a killed Redis does now and then: the client's reconnect reaches the listener before it closes,
-    // and the connection is reset while the client's first commands are on it. node-redis before 5.11 took
-    // that connection for a live one and never tried again: every later command waited forever (503s until
-    // the app restarted). Made certain here, three times over, by a proxy that resets those handshakes.
     const deadline = testDeadline(task);
     const { proxy, handle, runs, stop } = await ownRedis(family, { storeTimeoutMs: 500, proxied: true });
     try {
-      const before = samplePaymentPaidEvent();
-      expect((await handle(delivery(before))).status).toBe(200);
-      const through = proxy as TcpProxy;
-      through.resetHandshakes(3);
-      through.cutAll();
-      const event = samplePaymentPaidEvent();
-      const retry = await retryUntil(
-        'a 200 after the handshakes were reset',
-        () => handle(delivery(event)),
-        (answer) => answer.status === 200,
-        { deadline },
-      );
-      expect(JSON.parse(retry.body)).toEqual({ received: true });
-      expect(JSON.parse((await handle(delivery(event))).body)).toEqual({ received: true, duplicate: true });
-      expect(runs.get(event.paymentId)).toBe(1);
-      expect(runs.get(before.paymentId)).toBe(1);
-      expect(through.handshakesReset).toBe(3);
+      await recoversFromResetHandshakes(handle, runs, proxy as TcpProxy, deadline);
     } finally {
       await stop();
     }

@@ -1,11 +1,12 @@
 import { createWebhookHandler, type PaymentPaidEvent, type WebhookResponse } from '@service-pay/core';
 import { samplePaymentPaidEvent } from '@service-pay/core/testing';
-import { freePort, retryUntil, sleep, TcpProxy, testDeadline, waitFor } from '@service-pay/test-kit';
+import { freePort, sleep, TcpProxy, testDeadline, waitFor } from '@service-pay/test-kit';
 import { RedisServer, redisCli } from '@service-pay/test-kit/redis';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { failFastRedisOptions, RedisDedupeStore } from '../../src/index.js';
 import { connected, delivery, recordingLogger, redis5On, redisOn, SECRET } from '../support/deliveries.js';
+import { recoversFromResetHandshakes } from '../support/retries.js';
 
 // The sender gives up at 5 s; the handler must answer 503 well before. The pipeline's bound
 // (storeTimeoutMs) is 2 s; this generous ceiling only catches hanging, never measures speed.
@@ -167,8 +168,6 @@ describe.each(CLIENTS)('outage, client with %s', (_label, clientOn) => {
   it("a reset during the client's handshake (Redis going down as it reconnects): it tries again, and the store answers", async ({
     task,
   }) => {
-    // A killed Redis's listener may still accept the client's reconnect and then reset it while the client's
-    // first commands (the ready check, CLIENT SETINFO) are on it; made certain here by a proxy, three times.
     const deadline = testDeadline(task);
     const server = await RedisServer.start();
     cleanups.push(() => server.stop());
@@ -176,22 +175,7 @@ describe.each(CLIENTS)('outage, client with %s', (_label, clientOn) => {
     cleanups.push(() => proxy.stop());
     const client = track(await connected(clientOn(proxy.port)));
     const { handle, runs } = countingHandler(new RedisDedupeStore({ client }));
-    const before = samplePaymentPaidEvent();
-    expect((await handle(delivery(before))).status).toBe(200);
-    proxy.resetHandshakes(3);
-    proxy.cutAll();
-    const event = samplePaymentPaidEvent();
-    const retry = await retryUntil(
-      'a 200 after the handshakes were reset',
-      () => handle(delivery(event)),
-      (answer) => answer.status === 200,
-      { deadline },
-    );
-    expect(JSON.parse(retry.body)).toEqual({ received: true });
-    expect(JSON.parse((await handle(delivery(event))).body)).toEqual({ received: true, duplicate: true });
-    expect(runs.get(event.paymentId)).toBe(1);
-    expect(runs.get(before.paymentId)).toBe(1);
-    expect(proxy.handshakesReset).toBe(3);
+    await recoversFromResetHandshakes(handle, runs, proxy, deadline);
   });
 });
 
