@@ -17,6 +17,12 @@ for (const entry of MYSQL_CLIENTS) {
       param: '?',
       keyColumn: '`key`',
       dropClaimSupport: (c) => c.rows(`drop table ${c.inbox}_keys`),
+      // Every session's open transaction and running statement (a metadata lock wait shows in its state).
+      locksNow:
+        'select p.id, p.command, p.state, p.time, left(p.info, 200) as info, t.trx_state, t.trx_started, ' +
+        't.trx_rows_locked, t.trx_lock_structs from information_schema.processlist p ' +
+        'left join information_schema.innodb_trx t on t.trx_mysql_thread_id = p.id ' +
+        "where p.id <> connection_id() and (t.trx_id is not null or p.command <> 'Sleep') limit 40",
       deadlock: {
         connect: async () => {
           const connection = await mysql.createConnection({ uri: DATABASE_URL });

@@ -268,7 +268,7 @@ export function transactionalStoreConformance<Tx>(
     ...(outcome === 'rejected' ? { reason: 'conformance' } : {}),
   });
   const claimed = (claim: TransactionClaim<Tx>) => {
-    if (claim.state !== 'claimed') throw new Error(`expected claimed, got ${claim.state}`);
+    if (claim.state !== 'claimed') throw new Error(`expected claimed, got ${claim.state}: ${JSON.stringify(claim)}`);
     return claim.session;
   };
   return [

@@ -76,6 +76,12 @@ export interface OrmDatabase {
   readonly deadlock?: {
     connect(): Promise<{ query(text: string): Promise<Array<Record<string, unknown>>>; end(): Promise<unknown> }>;
   };
+  /**
+   * A query, read outside any delivery, of the server's open transactions and running statements. Given, a
+   * conformance claim answered in-progress carries what it returned at that moment (`locksNow`), so a case
+   * that expected a claim names who held the key, or the table, when it fails.
+   */
+  readonly locksNow?: string;
 }
 
 const SECRET = 'whsec_sql_orm_store_cases_0123456789';
@@ -117,7 +123,7 @@ export function ormStoreCases<Tx>(client: () => OrmClient<Tx>, database: OrmData
     if (claim.state !== 'claimed') throw new Error(`expected a claim of ${key}, got ${claim.state}`);
     return claim.session;
   };
-  const conformance = transactionalStoreConformance(() => client().store(), {
+  const conformance = transactionalStoreConformance(() => withLocksNow(client(), database.locksNow), {
     write: (tx, marker) => client().write(tx, marker),
     count: (marker) => client().count(marker),
     // SQLite runs statements in the app's process: a long one blocks it, and nothing interrupts it.
@@ -411,6 +417,24 @@ function deadlockCase<Tx>(
         await other.end();
         await client().rows(tables.drop);
       }
+    },
+  };
+}
+
+/**
+ * `client`'s store, whose in-progress claims carry the server's open transactions and running statements at
+ * that moment (`locksNow`: rows, or why they could not be read), when the database gives a query for them.
+ */
+function withLocksNow<Tx>(client: OrmClient<Tx>, locksNow: string | undefined): TransactionalStore<Tx> {
+  const store = client.store();
+  if (locksNow === undefined) return store;
+  return {
+    kind: 'transactional',
+    begin: async (key, fingerprint, draft) => {
+      const claim = await store.begin(key, fingerprint, draft);
+      if (claim.state !== 'in-progress') return claim;
+      const rows = await client.rows(locksNow).catch((error: unknown) => String(error));
+      return Object.assign(claim, { locksNow: rows });
     },
   };
 }
