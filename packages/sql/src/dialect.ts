@@ -21,6 +21,24 @@ export type ClaimResult =
 export type Interruption = 'statement' | 'session';
 
 /**
+ * How a dialect interrupts a connection from another one. The interruption may wait for a connection of a
+ * full pool while the one it means ends its rollback and goes to another delivery, so it must stop nothing
+ * then. Either one statement that checks, as it runs, that the connection is still in the claiming
+ * transaction (`statement`), or, where the database has no such condition, a `look` at what the connection
+ * runs now and, from its rows, the statement that stops that (`stop`; undefined: nothing to stop), both
+ * sent on one connection, the second only while the rollback is still pending.
+ *
+ * @example
+ * ```ts
+ * const plan: InterruptPlan = { look: statement('SELECT * FROM information_schema.PROCESSLIST WHERE ID = 42'),
+ *   stop: (rows) => (rows[0] === undefined ? undefined : statement('KILL QUERY 42')) };
+ * ```
+ */
+export type InterruptPlan =
+  | { readonly statement: Statement }
+  | { readonly look: Statement; readonly stop: (rows: readonly Row[]) => Statement | undefined };
+
+/**
  * What the statements say, for one database: the inbox table, the claim, lock-busy errors, error
  * explanations, and how to interrupt a running statement. One file per dialect (`dialects/postgres.ts`,
  * `dialects/mysql.ts`); any client (`SqlClient`) runs them.
@@ -83,10 +101,11 @@ export interface SqlDialect<Table extends { readonly name: string }> {
   /** How many rows a `pruneBatch` deleted. */
   deleted(result: StatementResult): number;
   /**
-   * The statement that interrupts `session`'s running statement (`statement`) or ends the session
-   * (`session`), sent from another connection; undefined when `session` cannot be named.
+   * How to interrupt `session`'s running statement (`statement`) or end the session (`session`) from
+   * another connection, and only while it is still the claiming transaction's; undefined when `session`
+   * cannot be named.
    */
-  interrupt(session: unknown, how: Interruption): Statement | undefined;
+  interrupt(session: unknown, how: Interruption): InterruptPlan | undefined;
   /**
    * A database error as the fix it needs, naming `store`: a missing table becomes a `MissingTableError`
    * that says `migrate()` (and, when the store does not create it itself, `autoMigrate`).

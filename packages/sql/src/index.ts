@@ -16,7 +16,7 @@ export {
 } from './client.js';
 export type { DrizzleDatabase } from './clients/drizzle.js';
 export type { PrismaLike, PrismaTransaction } from './clients/prisma.js';
-export type { ClaimResult, Interruption, SqlDialect } from './dialect.js';
+export type { ClaimResult, Interruption, InterruptPlan, SqlDialect } from './dialect.js';
 export type { MySqlTableOptions } from './dialects/mysql/table-name.js';
 export type { PostgresTableOptions } from './dialects/postgres/table-name.js';
 export type { SqliteTableOptions } from './dialects/sqlite/table-name.js';

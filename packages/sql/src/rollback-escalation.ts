@@ -12,28 +12,43 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * mid-statement). Clients queue their ROLLBACK behind that statement, so if the rollback has not ended
  * within 200 ms, `interrupt('statement')` stops the statement from another connection, and if even that
  * has not ended it within a second, `interrupt('session')` ends the session (the server then rolls back).
- * Either way the key is free at once and nothing the handler sent commits. `interrupt` is called only while
- * the rollback has not settled: until then the client cannot have given that connection to anyone else,
- * so an interruption never reaches a connection since reused. Never rejects.
+ * Either way the key is free at once and nothing the handler sent commits. Never rejects.
+ *
+ * `interrupt` is called only while the rollback has not ended, and is given `wanted()`, which says whether
+ * that is still so: an interruption that waits for a connection of a full pool may get one only after the
+ * rollback ended and the connection it means went to another delivery, so it checks `wanted()` once it has
+ * its connection and stops nothing if the rollback is over.
  *
  * @example
  * ```ts
- * await rollBackInterrupting(() => held.rollback(), (how) => killFromAnotherConnection(connectionId, how));
+ * await rollBackInterrupting(
+ *   () => held.rollback(),
+ *   async (how, wanted) => {
+ *     const killer = await pool.getConnection(); // may wait
+ *     try {
+ *       if (wanted()) await killer.query(how === 'statement' ? 'KILL QUERY ?' : 'KILL ?', [connectionId]);
+ *     } finally {
+ *       killer.release();
+ *     }
+ *   },
+ * );
  * ```
  */
 export async function rollBackInterrupting(
   rollback: () => Promise<unknown>,
-  interrupt: (how: Interruption) => Promise<void>,
+  interrupt: (how: Interruption, wanted: () => boolean) => Promise<void>,
 ): Promise<void> {
   let settled = false;
   const rolledBack = rollback().then(
     () => (settled = true),
     () => (settled = true),
   );
+  const wanted = () => !settled;
   const within = (ms: number) => Promise.race([rolledBack, pause(ms).then(() => false)]);
   if (await within(ROLLBACK_GRACE_MS)) return;
   // An interruption that cannot get a connection (a full pool) must not hold the rollback up either.
-  const send = (how: Interruption) => Promise.race([interrupt(how).catch(() => undefined), pause(INTERRUPT_GRACE_MS)]);
+  const send = (how: Interruption) =>
+    Promise.race([interrupt(how, wanted).catch(() => undefined), pause(INTERRUPT_GRACE_MS)]);
   if (!settled) await send('statement');
   if (await within(INTERRUPT_GRACE_MS)) return;
   if (!settled) await send('session');

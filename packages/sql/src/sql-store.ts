@@ -129,7 +129,7 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
       dialect,
       scope,
       table: this.#table,
-      interrupt: (session, how) => this.#interrupt(session, how),
+      interrupt: (session, how, wanted) => this.#interrupt(session, how, wanted),
       rules: {
         rawTextMethods: client.rawTextMethods,
         endsTransaction: (text) => dialect.endsTransaction(text),
@@ -313,10 +313,29 @@ export abstract class SqlStore<Tx, Table extends { readonly name: string } = { r
     }
   }
 
-  async #interrupt(session: unknown, how: Interruption): Promise<void> {
+  /** Sends `dialect.interrupt`'s plan while `wanted()`; never rejects (the rollback then ends as it will). */
+  async #interrupt(session: unknown, how: Interruption, wanted: () => boolean): Promise<void> {
     const { client, dialect } = this.#binding;
-    const statement = client.busy === undefined ? dialect.interrupt(session, how) : undefined;
-    if (statement === undefined) return;
-    await client.queryOutside(statement).catch(() => undefined);
+    const plan = client.busy === undefined ? dialect.interrupt(session, how) : undefined;
+    if (plan === undefined || !wanted()) return;
+    try {
+      if ('statement' in plan) {
+        await client.queryOutside(plan.statement);
+        return;
+      }
+      // One connection for both: the statement stops what the look saw, not what runs after another wait.
+      await client.transaction(async (tx) => {
+        const { rows } = await client.query(tx, plan.look);
+        // The look may have waited for a connection until the rollback ended and the connection it names
+        // went to another delivery. This process learns of that end before it lends the connection, and
+        // the look's answer (which saw the other delivery's statement, sent after that) comes later still:
+        // asked now, `wanted()` tells whether what the look saw is the handler's statement.
+        if (!wanted()) return;
+        const stop = plan.stop(rows);
+        if (stop !== undefined) await client.query(tx, stop);
+      });
+    } catch {
+      // Not interrupted: the rollback ends when the statement does, or the escalation goes on.
+    }
   }
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { mysqlDialect } from '../src/dialects/mysql.js';
 import { sqliteDialect } from '../src/dialects/sqlite.js';
 import { AutoMigration, MissingTableError, resultOf, rollBackInterrupting, tableNameParts } from '../src/index.js';
 
@@ -18,6 +19,69 @@ describe('rollBackInterrupting, the one escalation', () => {
 
   it('stops at the statement when interrupting it lets the rollback end', async () => {
     expect(await interruptionsUntil('statement')).toEqual(['statement']);
+  });
+
+  it('tells a late interruption that the rollback is over (the connection may be lent again)', async () => {
+    let settle = () => {};
+    const seen: boolean[] = [];
+    let late: Promise<void> | undefined;
+    await rollBackInterrupting(
+      () => new Promise<void>((resolve) => (settle = resolve)),
+      async (how, wanted) => {
+        seen.push(wanted());
+        if (how !== 'statement') return;
+        // Waits past the rollback's end, as one queued behind a full pool does.
+        let lent = () => {};
+        late = new Promise<void>((resolve) => (lent = resolve)).then(() => void seen.push(wanted()));
+        settle();
+        setTimeout(lent, 0);
+        return late;
+      },
+    );
+    await late;
+    expect(seen).toEqual([true, false]);
+  });
+});
+
+describe("MySQL's interruption", () => {
+  const plan = (how: 'statement' | 'session') => {
+    const made = mysqlDialect.interrupt(42, how);
+    if (made === undefined || !('look' in made)) throw new Error('expected a look first');
+    return made;
+  };
+  const running = { ID: 42, COMMAND: 'Query', QUERY_ID: 9001 };
+
+  it('looks at the connection first, on the interrupting one', () => {
+    expect(plan('statement').look).toEqual({
+      sql: 'SELECT * FROM information_schema.PROCESSLIST WHERE ID = ?',
+      values: [42],
+    });
+  });
+
+  it("stops the very statement it saw on MariaDB, the connection's on MySQL", () => {
+    expect(plan('statement').stop([running])).toEqual({ sql: 'KILL QUERY ID 9001', values: [] });
+    expect(plan('statement').stop([{ ...running, QUERY_ID: 9001n }])).toEqual({
+      sql: 'KILL QUERY ID 9001',
+      values: [],
+    });
+    expect(plan('statement').stop([{ id: 42, command: 'Query', query_id: '9001' }])).toEqual({
+      sql: 'KILL QUERY ID 9001',
+      values: [],
+    });
+    const { QUERY_ID: _, ...mysql } = running;
+    expect(plan('statement').stop([mysql])).toEqual({ sql: 'KILL QUERY ?', values: [42] });
+  });
+
+  it('stops nothing on a connection gone or idle, and ends a session that is there', () => {
+    expect(plan('statement').stop([])).toBeUndefined();
+    expect(plan('statement').stop([{ ...running, COMMAND: 'Sleep' }])).toBeUndefined();
+    expect(plan('session').stop([])).toBeUndefined();
+    expect(plan('session').stop([{ ...running, COMMAND: 'Sleep' }])).toEqual({ sql: 'KILL ?', values: [42] });
+  });
+
+  it('names no connection it was not given as a whole number', () => {
+    expect(mysqlDialect.interrupt('42; KILL 1', 'statement')).toBeUndefined();
+    expect(mysqlDialect.interrupt(1.5, 'session')).toBeUndefined();
   });
 });
 

@@ -10,8 +10,11 @@ import { abortedTransactionError, endedError } from './transaction-errors.js';
 export interface HeldSessionContext<Tx, Table extends { readonly name: string }>
   extends Pick<SqlBinding<Tx, Table>, 'store' | 'client' | 'dialect' | 'scope'> {
   readonly table: Table;
-  /** Sends an interruption of `session` (as the claim named it) from another connection of the client's pool. */
-  readonly interrupt: (session: unknown, how: Interruption) => Promise<void>;
+  /**
+   * Sends an interruption of `session` (as the claim named it) from another connection of the client's
+   * pool, while `wanted()` (the rollback has not ended); never rejects.
+   */
+  readonly interrupt: (session: unknown, how: Interruption, wanted: () => boolean) => Promise<void>;
   /** What `ctx.tx` refuses when the client has no guard of its own (`SqlClient.guard`): made once per store. */
   readonly rules: TransactionRules;
   /** The dialect's `abortsTransaction` for this table, made once per store (none: no error ends a transaction). */
@@ -162,7 +165,7 @@ export class HeldSession<Tx, Table extends { readonly name: string }> implements
     this.#ended = true;
     await rollBackInterrupting(
       () => this.held.rollback(),
-      (how) => this.context.interrupt(this.session, how),
+      (how, wanted) => this.context.interrupt(this.session, how, wanted),
     );
   }
 }

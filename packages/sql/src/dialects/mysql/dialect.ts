@@ -1,7 +1,7 @@
 import { InboxTableMismatchError, MissingTableError, migrateAdvice } from '../../auto-migrate.js';
 import type { Row, StatementResult } from '../../client.js';
 import { statement } from '../../client.js';
-import type { ClaimResult, Interruption, SqlDialect } from '../../dialect.js';
+import type { ClaimResult, Interruption, InterruptPlan, SqlDialect } from '../../dialect.js';
 import { InboxSql } from './inbox-sql.js';
 import { mysqlLedgerFlavour } from './ledger.js';
 import { type TableName, tableName } from './table-name.js';
@@ -75,10 +75,7 @@ export const mysqlDialect: SqlDialect<TableName> = {
   recordApart: (table, key, fingerprint, record) => new InboxSql(table).recordApart(key, fingerprint, record),
   pruneBatch: (table, batch, olderThanMs) => new InboxSql(table).pruneBatch(batch, olderThanMs),
   deleted: (result: StatementResult) => result.affected,
-  interrupt(session: unknown, how: Interruption) {
-    if (typeof session !== 'number' || !Number.isSafeInteger(session)) return undefined;
-    return { sql: how === 'statement' ? 'KILL QUERY ?' : 'KILL ?', values: [session] };
-  },
+  interrupt: interruptMySql,
   explainError: (error, table, store, autoMigrate) => explainMySqlError(error, table.name, store, autoMigrate),
   whatIsMissing: (table, store) => {
     const parts = table.name.split('.');
@@ -98,6 +95,37 @@ export const mysqlDialect: SqlDialect<TableName> = {
   },
   endsTransaction: endsMySqlTransaction,
 };
+
+/**
+ * KILL takes no condition (no subquery, no function), so the connection is looked at first, on the
+ * interrupting connection: gone, nothing to end; idle, no statement to stop. MariaDB names the statement
+ * running (`QUERY_ID`) and stops exactly that one with `KILL QUERY ID`, which stops nothing once it has
+ * ended; MySQL has no such form and stops the connection's statement (`KILL QUERY`), sent only while the
+ * rollback has not ended (the store checks between the two).
+ */
+function interruptMySql(session: unknown, how: Interruption): InterruptPlan | undefined {
+  if (typeof session !== 'number' || !Number.isSafeInteger(session)) return undefined;
+  return {
+    look: { sql: 'SELECT * FROM information_schema.PROCESSLIST WHERE ID = ?', values: [session] },
+    stop: (rows) => {
+      const row = rows[0];
+      if (row === undefined) return undefined;
+      if (how === 'session') return { sql: 'KILL ?', values: [session] };
+      if (String(column(row, 'COMMAND')) === 'Sleep') return undefined;
+      const query = String(column(row, 'QUERY_ID') ?? '');
+      return /^\d{1,19}$/.test(query)
+        ? { sql: `KILL QUERY ID ${query}`, values: [] }
+        : { sql: 'KILL QUERY ?', values: [session] };
+    },
+  };
+}
+
+/** A column of an information_schema row, whatever case the client gave its name. */
+function column(row: Row, name: string): unknown {
+  if (name in row) return row[name];
+  const key = Object.keys(row).find((k) => k.toUpperCase() === name);
+  return key === undefined ? undefined : row[key];
+}
 
 /** MariaDB 10.5 and later take `INSERT ... RETURNING`; MySQL (8.4 included) and older MariaDB do not. */
 function takesInsertReturning(version: string): boolean {

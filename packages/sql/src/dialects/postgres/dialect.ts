@@ -100,9 +100,12 @@ export const postgresDialect: SqlDialect<TableName> = {
     if (!Number.isSafeInteger(pid) || !/^\d+$/.test(xactUs ?? '')) return undefined;
     const call =
       how === 'statement' ? `pg_cancel_backend(${pid})` : `pg_terminate_backend(${pid}, ${TERMINATE_WAIT_MS})`;
-    return statement(
-      `SELECT ${call} FROM pg_stat_activity WHERE pid = ${pid} AND ${microsecondsOf('xact_start')} = ${xactUs}`,
-    );
+    // The condition runs with the call: a backend since lent to another delivery has another xact_start.
+    return {
+      statement: statement(
+        `SELECT ${call} FROM pg_stat_activity WHERE pid = ${pid} AND ${microsecondsOf('xact_start')} = ${xactUs}`,
+      ),
+    };
   },
   explainError: (error, table, store, autoMigrate) => explainPostgresError(error, table.name, store, autoMigrate),
   whatIsMissing: (table, store) => ({
