@@ -131,14 +131,8 @@ $service_pay$`;
    * transaction holds the key).
    */
   take(key: string, fingerprint: string, draft: InboxDraft): string {
-    const args = [
-      quoteLiteral(key),
-      quoteLiteral(fingerprint),
-      quoteLiteral(draft.paymentId),
-      quoteNullable(draft.deliveryId),
-      quoteLiteral(draft.source),
-    ].join(', ');
-    return `SELECT ${this.table.takeFunctionSql}(${args}) AS take`;
+    // One template, not an array joined: this runs on every delivery.
+    return `SELECT ${this.table.takeFunctionSql}(${quoteLiteral(key)}, ${quoteLiteral(fingerprint)}, ${quoteLiteral(draft.paymentId)}, ${quoteNullable(draft.deliveryId)}, ${quoteLiteral(draft.source)}) AS take`;
   }
 
   /**
