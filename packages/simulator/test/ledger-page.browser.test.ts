@@ -9,7 +9,7 @@ import { createFetchHandler, createLedgerPage, createReconciler, type PaidPaymen
 import { PostgresStore } from '@service-pay/postgres';
 import { testServers } from '@service-pay/test-kit';
 import pg from 'pg';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../src/index.js';
 import { input, setup } from './support/fixtures.js';
@@ -37,6 +37,15 @@ let ledgerPage: (request: Request) => Promise<Response>;
 let store: PostgresStore;
 
 /** node:http in front of fetch-style handlers, as the adapters do it. */
+/**
+ * The text a person reads in `locator`, as the browser renders it: a row's cells apart by tabs, markup shown
+ * as the characters it is. `textContent` would give the DOM's text, joined without the cells' separators.
+ */
+function shown(locator: Locator): Promise<string> {
+  // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is what this test checks
+  return locator.innerText();
+}
+
 function serve(routes: Record<string, (request: Request) => Promise<Response>>): Promise<Server> {
   const s = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -130,7 +139,7 @@ describe('the operator page', () => {
     await page.goto(`${appUrl}/ops/payments`);
     const row = page.locator(`tr[data-payment="${payment.paymentId}"]`);
     await expect.poll(() => row.count()).toBe(1);
-    const text = await row.innerText();
+    const text = await shown(row);
     expect(text).toContain('failing');
     expect(text).toMatch(/\t8\t/);
     expect(text).toContain('relation "no_such_orders_table" does not exist');
@@ -140,8 +149,8 @@ describe('the operator page', () => {
     broken = false;
     await row.getByRole('button', { name: 'Reconcile' }).click();
     await page.waitForURL(/done=credited/);
-    expect(await page.getByRole('status').innerText()).toContain('Reconciled: credited.');
-    expect(await page.locator('dd .state').innerText()).toBe('closed');
+    expect(await shown(page.getByRole('status'))).toContain('Reconciled: credited.');
+    expect(await shown(page.locator('dd .state'))).toBe('closed');
     expect(credits.filter((id) => id === payment.paymentId)).toHaveLength(1);
     const entry = await store.ledger?.story(payment.paymentId);
     expect(entry).toMatchObject({ state: 'closed', closedBy: 'reconciliation', attempts: 8 });
