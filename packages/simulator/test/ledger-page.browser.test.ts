@@ -36,7 +36,6 @@ const dialogs: string[] = [];
 let ledgerPage: (request: Request) => Promise<Response>;
 let store: PostgresStore;
 
-/** node:http in front of fetch-style handlers, as the adapters do it. */
 /**
  * The text a person reads in `locator`, as the browser renders it: a row's cells apart by tabs, markup shown
  * as the characters it is. `textContent` would give the DOM's text, joined without the cells' separators.
@@ -46,6 +45,7 @@ function shown(locator: Locator): Promise<string> {
   return locator.innerText();
 }
 
+/** node:http in front of fetch-style handlers, as the adapters do it. */
 function serve(routes: Record<string, (request: Request) => Promise<Response>>): Promise<Server> {
   const s = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
