@@ -2,16 +2,22 @@ import { isAscii, isUtf8 } from 'node:buffer';
 import * as nodeCrypto from 'node:crypto';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
 import type { CryptoBackend } from './backend.js';
+import { INITIAL_STATE } from './sha256.js';
+import { compress } from './sha256-compress.js';
 
 // crypto.hash (Node >= 20.12) is a one-shot digest without a Hash object per call. Older Node falls back
 // to createHmac. This is a feature check inside the node build, not a runtime probe for node:crypto.
 const oneShot = typeof nodeCrypto.hash === 'function' ? nodeCrypto.hash : undefined;
 
-/** Per secret: the HMAC inner pad, and a 96-byte buffer holding the outer pad with room for the inner digest. */
+/**
+ * Per secret: the HMAC inner pad, hashed with each delivery, and SHA-256's state after the outer pad's
+ * block, from which each delivery's outer hash is one block (the inner digest and its padding).
+ */
 interface Pads {
   inner: Buffer;
-  outer: Buffer;
+  outerState: Int32Array;
 }
+
 const padsBySecret = new Map<string, Pads>();
 function padsFor(secret: string): Pads {
   let pads = padsBySecret.get(secret);
@@ -20,11 +26,12 @@ function padsFor(secret: string): Pads {
     if (key.length > 64) key = createHash('sha256').update(key).digest();
     const block = Buffer.alloc(64);
     key.copy(block);
-    pads = { inner: Buffer.alloc(64), outer: Buffer.alloc(96) };
-    for (let i = 0; i < 64; i++) {
-      pads.inner[i] = (block[i] as number) ^ 0x36;
-      pads.outer[i] = (block[i] as number) ^ 0x5c;
-    }
+    const inner = Buffer.alloc(64);
+    const outerWords = new Int32Array(16);
+    for (let i = 0; i < 64; i++) inner[i] = (block[i] as number) ^ 0x36;
+    for (let i = 0; i < 16; i++) outerWords[i] = block.readInt32BE(i * 4) ^ 0x5c5c5c5c;
+    pads = { inner, outerState: new Int32Array(8) };
+    compress(INITIAL_STATE, outerWords, pads.outerState);
     // Secrets are few (rotation keeps two or three); the bound only guards against misuse.
     if (padsBySecret.size >= 64) padsBySecret.clear();
     padsBySecret.set(secret, pads);
@@ -48,17 +55,28 @@ let scratchPads: Pads | undefined;
 let signed = scratch.subarray(0, 0);
 let signedLength = 0;
 
+/** The outer hash's one block: the inner digest in words 0-7, then its padding, fixed for 96 bytes hashed. */
+const outerBlock = new Int32Array(16);
+outerBlock[8] = 0x80000000 | 0;
+outerBlock[15] = (64 + 32) * 8;
+/** Where the outer block's result is written: the secret's outer state is kept as it is. */
+const outerState = new Int32Array(8);
+
 /**
- * HMAC-SHA256 as two one-shot SHA-256 calls (RFC 2104: H(K^opad || H(K^ipad || text))). About 1.6x the
- * speed of createHmac on a webhook-sized body, because no Hmac object or intermediate Buffer is made: the
- * inner digest comes back as a latin1 ('binary') string and is written straight behind the outer pad.
+ * HMAC-SHA256 (RFC 2104: H(K^opad || H(K^ipad || text))) as SHA-256's eight state words. The inner hash is
+ * one node:crypto call over the inner pad and the text, assembled in the scratch: no Hmac object and no
+ * intermediate Buffer, the digest comes back as 32 latin1 characters. The outer hash starts from the outer
+ * pad's state, kept per secret, and is one block compressed in JavaScript: cheaper than a second native call
+ * (icount: about 3,700 instructions against 8,000; timed, 420-470 ns against 540-750 on Node 20-26 on an
+ * x86 with SHA extensions, which the native call uses).
  */
-function hmac(secret: string, timestamp: string, body: Uint8Array | string, encoding: 'hex' | 'binary'): string {
+function hmac(secret: string, timestamp: string, body: Uint8Array | string): Digest {
   const bodyLength = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.byteLength;
   const length = 64 + timestamp.length + 1 + bodyLength;
   if (oneShot === undefined || length > SCRATCH_CAP) {
     const h = createHmac('sha256', secret).update(`${timestamp}.`);
-    return (typeof body === 'string' ? h.update(body, 'utf8') : h.update(body)).digest(encoding);
+    const digest = (typeof body === 'string' ? h.update(body, 'utf8') : h.update(body)).digest();
+    return Array.from({ length: 8 }, (_, i) => digest.readInt32BE(i * 4));
   }
   if (length > scratch.length) {
     scratch = Buffer.allocUnsafe(Math.min(SCRATCH_CAP, 2 ** Math.ceil(Math.log2(length))));
@@ -76,43 +94,58 @@ function hmac(secret: string, timestamp: string, body: Uint8Array | string, enco
   scratch[offset++] = 0x2e; // '.'
   if (typeof body === 'string') scratch.write(body, offset, 'utf8');
   else scratch.set(body, offset);
-  // 'binary' is latin1: one char per byte, so the digest round-trips exactly.
   if (length !== signedLength) {
     signed = scratch.subarray(0, length);
     signedLength = length;
   }
+  // 'binary' is latin1: one character per byte, read back big-endian into the outer block's first eight words.
   const inner = oneShot('sha256', signed, 'binary');
-  pads.outer.write(inner, 64, 'binary');
-  return oneShot('sha256', pads.outer, encoding);
+  for (let i = 0, at = 0; i < 8; i++, at += 4) {
+    outerBlock[i] =
+      (inner.charCodeAt(at) << 24) |
+      (inner.charCodeAt(at + 1) << 16) |
+      (inner.charCodeAt(at + 2) << 8) |
+      inner.charCodeAt(at + 3);
+  }
+  const state = outerState;
+  compress(pads.outerState, outerBlock, state);
+  // A plain array of its own (a rotation keeps several): optimized code makes one inline, where a typed
+  // array's copy is a builtin call (icount: about 340 instructions a delivery).
+  return [state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]] as number[];
 }
 
-/** The digest as 32 latin1 characters: cheaper to make than hex, and compared as bytes (`digestMatches`). */
-const signRaw = (secret: string, timestamp: string, body: Uint8Array | string): string =>
-  hmac(secret, timestamp, body, 'binary');
-const hmacHex = (secret: string, timestamp: string, body: Uint8Array | string): string =>
-  hmac(secret, timestamp, body, 'hex');
+/** The digest as lowercase hex, for the test signer. */
+function hmacHex(secret: string, timestamp: string, body: Uint8Array | string): string {
+  let hex = '';
+  for (const word of hmac(secret, timestamp, body)) hex += (word >>> 0).toString(16).padStart(8, '0');
+  return hex;
+}
 
-/** Where a received hex signature is decoded (32 bytes), to be compared with a raw digest. */
+/** Where a received hex signature is decoded (32 bytes), and read back as eight big-endian words. */
 const received = Buffer.alloc(32);
+const receivedWords = new DataView(received.buffer, received.byteOffset, 32);
 
 /**
- * Whether the 64 hex digits at `offset` of `source` are `digest` (32 latin1 characters). The received hex is
- * decoded natively (upper or lower case), then every byte is compared without a data-dependent branch.
- * Reading 64 characters of a header one by one cost more than decoding it (icount: a header built by
- * concatenation is read through its parts), and the raw digest is cheaper to make than its hex.
+ * Whether the 64 hex digits at `offset` of `source` are `digest`. The received hex is decoded natively
+ * (upper or lower case), then every word is compared without a data-dependent branch. Reading 64
+ * characters of a header one by one cost more than decoding it (icount: a header built by concatenation is
+ * read through its parts), and the digest's words are cheaper to keep than its hex.
  */
-function digestMatches(digest: string, source: string, offset: number): boolean {
+function digestMatches(digest: Digest, source: string, offset: number): boolean {
   if (source.length - offset < 64) return false;
   // Only the received value decides how much is decoded: it stops at the first non-hex character.
   if (received.write(source.slice(offset, offset + 64), 0, 'hex') !== 32) return false;
   let diff = 0;
-  for (let i = 0; i < 32; i++) diff |= digest.charCodeAt(i) ^ (received[i] as number);
+  for (let i = 0; i < 8; i++) diff |= (digest[i] as number) ^ receivedWords.getInt32(i * 4);
   return diff === 0;
 }
 
+/** What this backend's `signPayload` gives: HMAC-SHA256 as SHA-256's eight state words, signed 32-bit. */
+export type Digest = readonly number[];
+
 /** The node:crypto backend: everything synchronous, no copies of the body beyond the one signed buffer. */
-export const cryptoBackend: CryptoBackend = {
-  signPayload: signRaw,
+export const cryptoBackend: CryptoBackend<Digest> = {
+  signPayload: hmac,
   digestMatches,
   signPayloadHexSync: hmacHex,
   decodeUtf8: (bytes) => {

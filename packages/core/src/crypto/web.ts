@@ -27,8 +27,11 @@ function signedBytes(timestamp: string, body: Uint8Array | string): Uint8Array<A
   return out;
 }
 
+/** What this backend's `signPayload` gives: the HMAC as lowercase hex. */
+export type Digest = string;
+
 /** The Web Crypto backend for Edge runtimes, Workers, Deno and Bun. Uses only web-standard globals. */
-export const cryptoBackend: CryptoBackend = {
+export const cryptoBackend: CryptoBackend<Digest> = {
   signPayload: async (secret, timestamp, body) => {
     const signature = await crypto.subtle.sign('HMAC', await keyFor(secret), signedBytes(timestamp, body));
     return bytesToHex(new Uint8Array(signature));

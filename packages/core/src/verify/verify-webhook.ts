@@ -1,4 +1,4 @@
-import { cryptoBackend } from '#crypto';
+import { cryptoBackend, type Digest } from '#crypto';
 import { WebhookError } from '../errors/webhook-error.js';
 import { assertPaymentPaidEvent, PAYMENT_PAID, type PaymentPaidEvent } from '../event/payment-paid-event.js';
 import { type RawBody, toRawBytes } from '../http/raw-body.js';
@@ -109,15 +109,15 @@ export function verifyResolved(
     // One secret, the usual case: no list of digests grown and no iterator to walk it (icount: about 300
     // instructions of a delivery's verification).
     const digest = cryptoBackend.signPayload(secrets[0] as string, header.timestampText, body);
-    return typeof digest === 'string'
-      ? afterSignature([digest], header, body, headers, options, hints)
-      : digest.then((hex) => afterSignature([hex], header, body, headers, options, hints));
+    return digest instanceof Promise
+      ? digest.then((signed) => afterSignature([signed], header, body, headers, options, hints))
+      : afterSignature([digest], header, body, headers, options, hints);
   }
-  const digests: Array<string | Promise<string>> = [];
+  const digests: Array<Digest | Promise<Digest>> = [];
   let pending = false;
   for (const secret of secrets) {
     const digest = cryptoBackend.signPayload(secret, header.timestampText, body);
-    if (typeof digest !== 'string') pending = true;
+    if (digest instanceof Promise) pending = true;
     else if (!pending && secrets.length > 1 && signedWith(digest, header)) {
       // A rotation list stops at the secret that signed: each one after it would cost an HMAC. That it
       // matched early tells the sender only which of the secrets it signed with, which it knows.
@@ -125,12 +125,12 @@ export function verifyResolved(
     }
     digests.push(digest);
   }
-  if (!pending) return afterSignature(digests as string[], header, body, headers, options, hints);
-  return Promise.all(digests).then((hex) => afterSignature(hex, header, body, headers, options, hints));
+  if (!pending) return afterSignature(digests as Digest[], header, body, headers, options, hints);
+  return Promise.all(digests).then((signed) => afterSignature(signed, header, body, headers, options, hints));
 }
 
 function afterSignature(
-  digests: readonly string[],
+  digests: readonly Digest[],
   header: SignatureHeader,
   body: Uint8Array | string,
   headers: unknown,
@@ -195,14 +195,14 @@ function unsupportedEvent(eventType: string): WebhookError {
 }
 
 /** Whether any received `v1` equals `digest` (each comparison constant-time). */
-function signedWith(digest: string, header: SignatureHeader): boolean {
+function signedWith(digest: Digest, header: SignatureHeader): boolean {
   for (const at of header.v1At) if (cryptoBackend.digestMatches(digest, header.text, at)) return true;
   return false;
 }
 
 /** Any received `v1` equal to the digest of any configured secret passes; each comparison is constant-time. */
 function checkSignature(
-  digests: readonly string[],
+  digests: readonly Digest[],
   header: SignatureHeader,
   secrets: readonly string[],
   body: Uint8Array | string,
