@@ -52,12 +52,13 @@ describe('node:crypto backend HMAC (one native hash over a reused scratch buffer
     expect(hexOf(second)).toBe(reference('whsec_b', '1', 'one'));
   });
 
-  it("equals createHmac's for any secret (longer than a block too), timestamp and body length", () => {
+  it("equals createHmac's for any secret (longer than a block too), timestamp and body, bytes or text", () => {
     fc.assert(
       fc.property(
-        fc.string({ minLength: 1, maxLength: 100 }),
+        // Any text, multi-byte UTF-8 included: a secret of 100 characters can be 400 bytes (hashed first).
+        fc.string({ minLength: 1, maxLength: 100, unit: 'grapheme' }),
         fc.stringMatching(/^[0-9]{1,12}$/),
-        fc.uint8Array({ maxLength: 1500 }),
+        fc.oneof(fc.uint8Array({ maxLength: 1500 }), fc.string({ maxLength: 500, unit: 'grapheme' })),
         (secret, t, body) => {
           expect(hexOf(cryptoBackend.signPayload(secret, t, body) as readonly number[])).toBe(
             reference(secret, t, body),
@@ -67,6 +68,16 @@ describe('node:crypto backend HMAC (one native hash over a reused scratch buffer
       ),
       { numRuns: 500 },
     );
+  });
+
+  it('equals it for secrets at and around the block size (a key longer than 64 bytes is hashed first)', () => {
+    for (const size of [1, 55, 63, 64, 65, 100, 128, 129]) {
+      const secret = 'k'.repeat(size);
+      expect(cryptoBackend.signPayloadHexSync(secret, '5', 'body')).toBe(reference(secret, '5', 'body'));
+      // The same length in UTF-8 bytes, not characters: 'é' is two bytes.
+      const wide = 'é'.repeat(Math.ceil(size / 2));
+      expect(cryptoBackend.signPayloadHexSync(wide, '5', 'body')).toBe(reference(wide, '5', 'body'));
+    }
   });
 
   it('equals it past the scratch, where the body is hashed by createHmac instead', () => {
