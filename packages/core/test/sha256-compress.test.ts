@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain JavaScript build script, without types
 import { source, target } from '../scripts/generate-sha256-compress.mjs';
 import { INITIAL_STATE } from '../src/crypto/sha256.js';
-import { compress } from '../src/crypto/sha256-compress.js';
+import { compress, compressOuterBlock } from '../src/crypto/sha256-compress.js';
 
 describe('SHA-256 compression (generated, written out round by round)', () => {
   it('is what its generator writes: nobody edited the rounds by hand', () => {
@@ -27,6 +27,30 @@ describe('SHA-256 compression (generated, written out round by round)', () => {
         for (let i = 0; i < 8; i++) digest.writeInt32BE(state[i] as number, i * 4);
         expect(digest.toString('hex')).toBe(createHash('sha256').update(message).digest('hex'));
       }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("the outer-block form equals node:crypto's SHA-256 of a 64-byte block and a 32-byte digest", () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 64, maxLength: 64 }),
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        (first, digest) => {
+          const firstWords = new Int32Array(16);
+          for (let i = 0; i < 16; i++) firstWords[i] = Buffer.from(first).readInt32BE(i * 4);
+          const state = INITIAL_STATE.slice();
+          compress(state, firstWords, state);
+          // Only the digest's eight words are handed over: the padding of a 96-byte message is the function's own.
+          const digestWords = new Int32Array(8);
+          for (let i = 0; i < 8; i++) digestWords[i] = Buffer.from(digest).readInt32BE(i * 4);
+          const into = new Int32Array(8);
+          compressOuterBlock(state, digestWords, into);
+          const out = Buffer.alloc(32);
+          for (let i = 0; i < 8; i++) out.writeInt32BE(into[i] as number, i * 4);
+          expect(out.toString('hex')).toBe(createHash('sha256').update(first).update(digest).digest('hex'));
+        },
+      ),
       { numRuns: 300 },
     );
   });
