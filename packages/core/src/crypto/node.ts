@@ -19,7 +19,11 @@ interface Pads {
 }
 
 const padsBySecret = new Map<string, Pads>();
+/** The secret asked for last and its pads: one comparison a delivery where the Map's lookup hashes the key. */
+let lastSecret: string | undefined;
+let lastPads: Pads | undefined;
 function padsFor(secret: string): Pads {
+  if (secret === lastSecret) return lastPads as Pads;
   let pads = padsBySecret.get(secret);
   if (pads === undefined) {
     let key = Buffer.from(secret, 'utf8');
@@ -36,6 +40,8 @@ function padsFor(secret: string): Pads {
     if (padsBySecret.size >= 64) padsBySecret.clear();
     padsBySecret.set(secret, pads);
   }
+  lastSecret = secret;
+  lastPads = pads;
   return pads;
 }
 
@@ -63,9 +69,9 @@ const outerState = new Int32Array(8);
 /**
  * HMAC-SHA256 (RFC 2104: H(K^opad || H(K^ipad || text))) as SHA-256's eight state words. The inner hash is
  * one node:crypto call over the inner pad and the text, assembled in the scratch: no Hmac object and no
- * intermediate Buffer, the digest comes back as 32 latin1 characters. The outer hash starts from the outer
+ * intermediate Buffer, the digest comes back as 16 UTF-16 characters. The outer hash starts from the outer
  * pad's state, kept per secret, and is one block compressed in JavaScript: cheaper than a second native call
- * (icount: about 2,900 instructions against 8,000; timed, 420-470 ns against 540-750 on Node 20-26 on an
+ * (icount: about 2,900 instructions against 8,000; timed, under 470 ns against 540-750 on Node 20-26 on an
  * x86 with SHA extensions, which the native call uses).
  */
 function hmac(secret: string, timestamp: string, body: Uint8Array | string): Digest {
@@ -96,14 +102,13 @@ function hmac(secret: string, timestamp: string, body: Uint8Array | string): Dig
     signed = scratch.subarray(0, length);
     signedLength = length;
   }
-  // 'binary' is latin1: one character per byte, read back as big-endian words.
-  const inner = oneShot('sha256', signed, 'binary');
-  for (let i = 0, at = 0; i < 8; i++, at += 4) {
-    innerDigest[i] =
-      (inner.charCodeAt(at) << 24) |
-      (inner.charCodeAt(at + 1) << 16) |
-      (inner.charCodeAt(at + 2) << 8) |
-      inner.charCodeAt(at + 3);
+  // As UTF-16LE, two bytes a character: half the characters to read as 'binary' (latin1) gives, each byte
+  // pair swapped back into the big-endian words (icount: about 200 instructions less a delivery).
+  const inner = oneShot('sha256', signed, 'utf16le');
+  for (let i = 0, at = 0; i < 8; i++, at += 2) {
+    const high = inner.charCodeAt(at);
+    const low = inner.charCodeAt(at + 1);
+    innerDigest[i] = ((high & 0xff) << 24) | ((high >>> 8) << 16) | ((low & 0xff) << 8) | (low >>> 8);
   }
   const state = outerState;
   compressOuterBlock(pads.outerState, innerDigest, state);
