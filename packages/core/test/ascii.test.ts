@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isDecimal, isDigits, isHex } from '../src/util/ascii.js';
+import { digitsValue, isDecimal, isDigits, isHex } from '../src/util/ascii.js';
 
 // Strings made mostly of the characters that matter at the edges of each class.
 const edgy = fc.stringMatching(/^[0-9.\x20-\x22\x7d-\x7f\-+e/:]{0,90}$/);
@@ -14,6 +14,17 @@ describe('ascii checks equal the RegExps they stand for', () => {
       }),
       { numRuns: 5000 },
     );
+  });
+
+  it('digitsValue(v, n) is Number(v) where /^\\d{1,n}$/ matches, else -1', () => {
+    fc.assert(
+      fc.property(any, fc.integer({ min: 1, max: 15 }), (v, n) => {
+        expect(digitsValue(v, n)).toBe(new RegExp(`^\\d{1,${n}}$`).test(v) ? Number(v) : -1);
+      }),
+      { numRuns: 5000 },
+    );
+    expect(digitsValue('999999999999999', 15)).toBe(999_999_999_999_999);
+    expect(digitsValue('0001764500000', 13)).toBe(1_764_500_000);
   });
 
   it('isDecimal(v, n) is /^\\d{1,n}(?:\\.\\d{1,n})?$/', () => {

@@ -100,16 +100,11 @@ export const isoMillisRule = rule(
   'must be an ISO 8601 UTC timestamp with milliseconds, such as 2026-01-31T12:00:00.000Z',
 );
 
-/** The number in `v` from `at` for `length` digits, or -1 if any of them is not a digit. */
-function digitsAt(v: string, at: number, length: number): number {
-  let n = 0;
-  for (let i = at; i < at + length; i++) {
-    const c = v.charCodeAt(i) - 0x30;
-    if (c < 0 || c > 9) return -1;
-    n = n * 10 + c;
-  }
-  return n;
-}
+/** Negative when the character code `c` is not an ASCII digit: both differences are >= 0 only for 0-9. */
+const notDigit = (c: number): number => (c - 0x30) | (0x39 - c);
+
+/** The two-digit number of the digit codes `tens` and `ones` (already checked to be digits). */
+const twoDigits = (tens: number, ones: number): number => tens * 10 + ones - 0x210;
 
 function isIsoMillis(v: string): boolean {
   if (v.length !== 24) return false;
@@ -124,16 +119,51 @@ function isIsoMillis(v: string): boolean {
   ) {
     return false;
   }
-  const year = digitsAt(v, 0, 4);
-  const month = digitsAt(v, 5, 2);
-  const day = digitsAt(v, 8, 2);
-  const hour = digitsAt(v, 11, 2);
-  const minute = digitsAt(v, 14, 2);
-  const second = digitsAt(v, 17, 2);
-  if (year < 0 || digitsAt(v, 20, 3) < 0 || hour < 0 || hour > 23 || minute < 0 || minute > 59) return false;
-  if (second < 0 || second > 59 || month < 1 || month > 12 || day < 1) return false;
-  if (day > (DAYS_IN_MONTH[month - 1] as number)) return false;
-  return !(month === 2 && day === 29 && !(year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)));
+  // Each position read once, straight through, the digits checked together: about 200 instructions fewer
+  // than a loop per field, and fewer than a RegExp of the whole format (icount).
+  const y0 = v.charCodeAt(0);
+  const y1 = v.charCodeAt(1);
+  const y2 = v.charCodeAt(2);
+  const y3 = v.charCodeAt(3);
+  const mo0 = v.charCodeAt(5);
+  const mo1 = v.charCodeAt(6);
+  const d0 = v.charCodeAt(8);
+  const d1 = v.charCodeAt(9);
+  const h0 = v.charCodeAt(11);
+  const h1 = v.charCodeAt(12);
+  const mi0 = v.charCodeAt(14);
+  const mi1 = v.charCodeAt(15);
+  const s0 = v.charCodeAt(17);
+  const s1 = v.charCodeAt(18);
+  const ms0 = v.charCodeAt(20);
+  const ms1 = v.charCodeAt(21);
+  const ms2 = v.charCodeAt(22);
+  const outside =
+    notDigit(y0) |
+    notDigit(y1) |
+    notDigit(y2) |
+    notDigit(y3) |
+    notDigit(mo0) |
+    notDigit(mo1) |
+    notDigit(d0) |
+    notDigit(d1) |
+    notDigit(h0) |
+    notDigit(h1) |
+    notDigit(mi0) |
+    notDigit(mi1) |
+    notDigit(s0) |
+    notDigit(s1) |
+    notDigit(ms0) |
+    notDigit(ms1) |
+    notDigit(ms2);
+  if (outside < 0) return false;
+  const month = twoDigits(mo0, mo1);
+  const day = twoDigits(d0, d1);
+  if (twoDigits(h0, h1) > 23 || twoDigits(mi0, mi1) > 59 || twoDigits(s0, s1) > 59) return false;
+  if (month < 1 || month > 12 || day < 1 || day > (DAYS_IN_MONTH[month - 1] as number)) return false;
+  if (month !== 2 || day !== 29) return true;
+  const year = twoDigits(y0, y1) * 100 + twoDigits(y2, y3);
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
 }
 
 /** A record of field rules. */

@@ -11,6 +11,22 @@ export function isDigits(value: string, maxLength: number): boolean {
   return value.length > 0 && value.length <= maxLength && digitRun(value, 0, value.length);
 }
 
+/**
+ * The number `value` spells when it is `/^\d{1,maxLength}$/`, else -1: the check and the value in one pass,
+ * where `isDigits` then `Number()` read it twice (icount: `Number` on ten digits is 200-350 instructions).
+ * Exact while `maxLength` is at most 15 (every such number is below 2^53).
+ */
+export function digitsValue(value: string, maxLength: number): number {
+  if (value.length === 0 || value.length > maxLength) return -1;
+  let n = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i) - 0x30;
+    if (c < 0 || c > 9) return -1;
+    n = n * 10 + c;
+  }
+  return n;
+}
+
 /** `/^\d{1,maxDigits}(?:\.\d{1,maxDigits})?$/`: digits, optionally a dot and more digits. */
 export function isDecimal(value: string, maxDigits: number): boolean {
   const dot = value.indexOf('.');

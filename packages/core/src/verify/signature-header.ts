@@ -1,5 +1,5 @@
 import { WebhookError } from '../errors/webhook-error.js';
-import { isDigits, isHex } from '../util/ascii.js';
+import { digitsValue, isHex } from '../util/ascii.js';
 
 /**
  * A parsed `X-Service-Signature` header: `t=<unix seconds>,v1=<hex>[,v1=<hex>...]`.
@@ -62,11 +62,13 @@ export function parseSignatureHeader(header: string | undefined): SignatureHeade
     header.startsWith('v1=', comma + 1)
   ) {
     const t = header.slice(2, comma);
-    if (isDigits(t, MAX_TIMESTAMP_DIGITS) && header.indexOf(',', comma + 4) === -1) {
-      return { timestampText: t, timestamp: Number(t), text: header, v1At: [comma + 4], hexUnchecked: true };
+    const timestamp = digitsValue(t, MAX_TIMESTAMP_DIGITS);
+    if (timestamp >= 0 && header.indexOf(',', comma + 4) === -1) {
+      return { timestampText: t, timestamp, text: header, v1At: [comma + 4], hexUnchecked: true };
     }
   }
   let timestampText: string | undefined;
+  let timestamp = -1;
   const v1At: number[] = [];
   const otherSchemes: string[] = [];
   // A hand-written scan rather than split: this runs on every request, before anything else.
@@ -82,7 +84,8 @@ export function parseSignatureHeader(header: string | undefined): SignatureHeade
     if (hasBlank(key) || hasBlank(value)) throw malformed('it contains whitespace, which the format does not allow');
     if (key === 't') {
       if (timestampText !== undefined) throw malformed('it has more than one t= item');
-      if (!isDigits(value, MAX_TIMESTAMP_DIGITS)) throw malformed('t= must be Unix seconds, digits only');
+      timestamp = digitsValue(value, MAX_TIMESTAMP_DIGITS);
+      if (timestamp < 0) throw malformed('t= must be Unix seconds, digits only');
       timestampText = value;
     } else if (key === 'v1') {
       if (!isHex(value, V1_LENGTH)) throw malformed(`every v1= must be 64 hex digits, got ${value.length} characters`);
@@ -98,7 +101,7 @@ export function parseSignatureHeader(header: string | undefined): SignatureHeade
     const seen = otherSchemes.length > 0 ? ` (it has only: ${otherSchemes.join(', ')})` : '';
     throw malformed(`it has no v1= signature${seen}`);
   }
-  return { timestampText, timestamp: Number(timestampText), text: header, v1At };
+  return { timestampText, timestamp, text: header, v1At };
 }
 
 /** For a fast-path header whose signature matched nothing: is it malformed, rather than just wrong? */
