@@ -31,15 +31,22 @@ const K = [
 
 /** `x` rotated right by `n` bits, as JavaScript spells it (V8 compiles the pair to one rotate). */
 const rotr = (x, n) => `((${x} >>> ${n}) | (${x} << ${32 - n}))`;
-const sigma0 = (x) => `${rotr(x, 7)} ^ ${rotr(x, 18)} ^ (${x} >>> 3)`;
-const sigma1 = (x) => `${rotr(x, 17)} ^ ${rotr(x, 19)} ^ (${x} >>> 10)`;
-const bigSigma0 = (x) => `${rotr(x, 2)} ^ ${rotr(x, 13)} ^ ${rotr(x, 22)}`;
-const bigSigma1 = (x) => `${rotr(x, 6)} ^ ${rotr(x, 11)} ^ ${rotr(x, 25)}`;
-
-// The same functions on numbers, for schedule words known when the file is written.
+// The same rotation on numbers, for schedule words known when the file is written.
 const rotrOf = (x, n) => (x >>> n) | (x << (32 - n)) | 0;
-const sigma0Of = (x) => rotrOf(x, 7) ^ rotrOf(x, 18) ^ (x >>> 3);
-const sigma1Of = (x) => rotrOf(x, 17) ^ rotrOf(x, 19) ^ (x >>> 10);
+
+/**
+ * The schedule's small sigmas, each written with two rotations where FIPS writes three:
+ * σ0(x) = rotr(x ^ rotr(x, 11), 7) ^ (x >>> 3) and σ1(x) = rotr(x ^ rotr(x, 2), 17) ^ (x >>> 10). `scratch`
+ * holds the inner xor (both meet in one sum, so each has its own); `of` is FIPS's form, on a known word.
+ */
+const SIGMA0 = { inner: 11, outer: 7, shift: 3, scratch: 'r', of: (x) => rotrOf(x, 7) ^ rotrOf(x, 18) ^ (x >>> 3) };
+const SIGMA1 = {
+  inner: 2,
+  outer: 17,
+  shift: 10,
+  scratch: 's',
+  of: (x) => rotrOf(x, 17) ^ rotrOf(x, 19) ^ (x >>> 10),
+};
 
 /**
  * The body of a compression whose schedule words are `known[i]` where that is a number (a constant of the
@@ -81,26 +88,24 @@ function body(known) {
   // so each round is three assignments.
   const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
   for (let t = 0; t < 64; t++) {
-    const [a, b, c, d, e, f, g, h] = names.map((_, i) => names[(i - t + 64) % 8]);
+    // c is not named: Maj reads it through the previous round's a ^ b (below).
+    const [a, b, , d, e, f, g, h] = names.map((_, i) => names[(i - t + 64) % 8]);
     if (t >= 16) {
+      // W(t) = σ1(W(t-2)) + W(t-7) + σ0(W(t-15)) + W(t-16); a term of known words is added up here.
       const parts = [
-        [value[(t - 2) % 16], sigma1, sigma1Of],
-        [value[(t - 7) % 16], String, (x) => x],
-        [value[(t - 15) % 16], sigma0, sigma0Of],
-        [value[(t - 16) % 16], String, (x) => x],
+        [value[(t - 2) % 16], SIGMA1],
+        [value[(t - 7) % 16], undefined],
+        [value[(t - 15) % 16], SIGMA0],
+        [value[(t - 16) % 16], undefined],
       ];
       const terms = [];
       let constant = 0;
-      for (const [v, spell, compute] of parts) {
-        if (typeof v === 'number') constant = (constant + compute(v)) | 0;
-        else if (spell === String) terms.push(v);
+      for (const [v, sigma] of parts) {
+        if (typeof v === 'number') constant = (constant + (sigma === undefined ? v : sigma.of(v))) | 0;
+        else if (sigma === undefined) terms.push(v);
         else {
-          // σ0(x) = rotr(x ^ rotr(x, 11), 7) ^ (x >>> 3), σ1(x) = rotr(x ^ rotr(x, 2), 17) ^ (x >>> 10): two
-          // rotations where FIPS writes three. Each in its own scratch variable, as they meet in one sum.
-          const scratch = spell === sigma0 ? 'r' : 's';
-          const [inner, outer, shift] = spell === sigma0 ? [11, 7, 3] : [2, 17, 10];
-          line(`${scratch} = ${v} ^ ${rotr(v, inner)};`);
-          terms.push(`(${rotr(scratch, outer)} ^ (${v} >>> ${shift}))`);
+          line(`${sigma.scratch} = ${v} ^ ${rotr(v, sigma.inner)};`);
+          terms.push(`(${rotr(sigma.scratch, sigma.outer)} ^ (${v} >>> ${sigma.shift}))`);
         }
       }
       if (terms.length === 0) {
