@@ -5,9 +5,12 @@ import type { CryptoBackend } from './backend.js';
 import { INITIAL_STATE } from './sha256.js';
 import { compress, compressOuterBlock } from './sha256-compress.js';
 
+/** `crypto.hash` as node implements it: any Buffer encoding for the digest (@types/node lists only four). */
+type OneShotDigest = (algorithm: string, data: Buffer, outputEncoding: BufferEncoding) => string;
+
 // crypto.hash (Node >= 20.12) is a one-shot digest without a Hash object per call. Older Node falls back
 // to createHmac. This is a feature check inside the node build, not a runtime probe for node:crypto.
-const oneShot = typeof nodeCrypto.hash === 'function' ? nodeCrypto.hash : undefined;
+const oneShot = typeof nodeCrypto.hash === 'function' ? (nodeCrypto.hash as OneShotDigest) : undefined;
 
 /**
  * Per secret: the HMAC inner pad, hashed with each delivery, and SHA-256's state after the outer pad's
