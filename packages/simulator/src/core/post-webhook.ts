@@ -51,54 +51,78 @@ export function postWebhook(
 
   const isHttps = url.protocol === 'https:';
   const send = isHttps ? httpsRequest : httpRequest;
-  let req: ClientRequest;
-  try {
-    req = send(url, {
-      method: 'POST',
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'service-pay-simulator' },
-      agent: isHttps ? agents.https : agents.http,
-    });
-  } catch (error) {
-    finish({ status: null, responseBody: '', error: { kind: 'network', message: messageOf(error) } });
-    return { result, abort: () => undefined };
-  }
+  let req: ClientRequest | undefined;
+  let resent = false;
+  let answered = false;
 
-  req.once('socket', () => {
-    startedAt = Date.now();
-    started = performance.now();
-    timer = setTimeout(() => {
-      finish({
-        status: null,
-        responseBody: '',
-        error: { kind: 'timeout', message: `no complete answer within ${timeoutMs} ms` },
+  const open = (agent: Agent | HttpsAgent | false): void => {
+    let current: ClientRequest;
+    try {
+      current = send(url, {
+        method: 'POST',
+        headers: {
+          ...headers,
+          'content-length': String(Buffer.byteLength(body)),
+          'user-agent': 'service-pay-simulator',
+        },
+        agent,
       });
-      req.destroy();
-    }, timeoutMs);
-  });
-  req.on('error', (error) => {
-    finish({ status: null, responseBody: '', error: { kind: 'network', message: messageOf(error) } });
-  });
-  req.on('response', (res) => {
-    let kept = '';
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      if (kept.length < KEEP_BODY_CHARS) kept += chunk.slice(0, KEEP_BODY_CHARS - kept.length);
-    });
-    res.on('end', () => finish({ status: res.statusCode ?? 0, responseBody: kept, error: null }));
-    res.on('error', (error) =>
-      finish({ status: null, responseBody: kept, error: { kind: 'network', message: messageOf(error) } }),
-    );
-    res.on('close', () => {
-      if (!res.complete) {
+    } catch (error) {
+      finish({ status: null, responseBody: '', error: { kind: 'network', message: messageOf(error) } });
+      return;
+    }
+    req = current;
+    current.once('socket', () => {
+      // A request sent again on a new socket stays on the attempt's first clock.
+      if (timer !== undefined) return;
+      startedAt = Date.now();
+      started = performance.now();
+      timer = setTimeout(() => {
         finish({
           status: null,
-          responseBody: kept,
-          error: { kind: 'network', message: 'the connection closed before the answer was complete' },
+          responseBody: '',
+          error: { kind: 'timeout', message: `no complete answer within ${timeoutMs} ms` },
         });
-      }
+        req?.destroy();
+      }, timeoutMs);
     });
-  });
-  req.end(body);
+    current.on('error', (error) => {
+      // A kept-alive socket that the receiver closed for idleness just as this request was written on it
+      // is reset before the receiver read a byte of it: the receiver did not refuse anything, the socket
+      // was stale. Clients send such a request again on a new socket (node's own docs show the pattern);
+      // once, within the same attempt and its timeout. A receiver that did read it dedupes the repeat, as
+      // it must any redelivery.
+      if (!resent && !answered && !done && current.reusedSocket && isStaleSocketError(error)) {
+        resent = true;
+        open(false);
+        return;
+      }
+      finish({ status: null, responseBody: '', error: { kind: 'network', message: messageOf(error) } });
+    });
+    current.on('response', (res) => {
+      answered = true;
+      let kept = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (kept.length < KEEP_BODY_CHARS) kept += chunk.slice(0, KEEP_BODY_CHARS - kept.length);
+      });
+      res.on('end', () => finish({ status: res.statusCode ?? 0, responseBody: kept, error: null }));
+      res.on('error', (error) =>
+        finish({ status: null, responseBody: kept, error: { kind: 'network', message: messageOf(error) } }),
+      );
+      res.on('close', () => {
+        if (!res.complete) {
+          finish({
+            status: null,
+            responseBody: kept,
+            error: { kind: 'network', message: 'the connection closed before the answer was complete' },
+          });
+        }
+      });
+    });
+    current.end(body);
+  };
+  open(isHttps ? agents.https : agents.http);
 
   return {
     result,
@@ -108,9 +132,15 @@ export function postWebhook(
         responseBody: '',
         error: { kind: 'network', message: 'cancelled: the simulator stopped' },
       });
-      req.destroy();
+      req?.destroy();
     },
   };
+}
+
+/** How a socket the peer closed meets a request written on it: reset, or ended before any answer. */
+function isStaleSocketError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 function messageOf(error: unknown): string {
