@@ -120,8 +120,9 @@ export function verifyResolved(
     if (digest instanceof Promise) pending = true;
     else if (!pending && secrets.length > 1 && signedWith(digest, header)) {
       // A rotation list stops at the secret that signed: each one after it would cost an HMAC. That it
-      // matched early tells the sender only which of the secrets it signed with, which it knows.
-      return afterSignature([digest], header, body, headers, options, hints);
+      // matched early tells the sender only which of the secrets it signed with, which it knows. Matched
+      // here, it is not compared again (a comparison decodes the received hex).
+      return afterSignature(MATCHED, header, body, headers, options, hints);
     }
     digests.push(digest);
   }
@@ -129,15 +130,23 @@ export function verifyResolved(
   return Promise.all(digests).then((signed) => afterSignature(signed, header, body, headers, options, hints));
 }
 
+/** Said in place of the digests by a caller that has already matched the signature (a rotation list). */
+const MATCHED = Symbol('the signature matched');
+
+/**
+ * The signature checked against `digests` (or already matched: `MATCHED`, said explicitly, so that no
+ * value left undefined by mistake skips the check), then the timestamp, the payload, the event and delivery
+ * headers. One function, not two: the single secret's path is the common one and pays no extra call.
+ */
 function afterSignature(
-  digests: readonly Digest[],
+  digests: readonly Digest[] | typeof MATCHED,
   header: SignatureHeader,
   body: Uint8Array | string,
   headers: unknown,
   options: ResolvedVerifyOptions,
   hints: MismatchHints | undefined,
 ): VerifiedDelivery {
-  checkSignature(digests, header, options.secrets, body, hints);
+  if (digests !== MATCHED) checkSignature(digests, header, options.secrets, body, hints);
   checkTimestamp(header.timestamp, options);
 
   const text = typeof body === 'string' ? body : cryptoBackend.decodeUtf8(body);

@@ -291,6 +291,27 @@ export function verificationSuite(): void {
       );
     });
 
+    it('a rotation list that matched early still checks the timestamp, the payload and the headers', async () => {
+      const secret = ['whsec_new_rotation_secret', 'whsec_old_rotation_secret'];
+      for (const signer of secret) {
+        const stale = signed(undefined, signer);
+        expect(
+          (await rejection(verifyWebhook({ rawBody: stale.body, headers: stale.headers }, { secret, now: atT(301) })))
+            .code,
+        ).toBe('TIMESTAMP_OUT_OF_TOLERANCE');
+        const noEvent = signed('{"paymentId":"p_1"}', signer);
+        expect(
+          (await rejection(verifyWebhook({ rawBody: noEvent.body, headers: noEvent.headers }, { secret, now: atT() })))
+            .code,
+        ).toBe('INVALID_PAYLOAD');
+        const wrongHeader = signed(undefined, signer);
+        const headers = { ...wrongHeader.headers, 'x-service-event': 'payment.refunded' };
+        expect(
+          (await rejection(verifyWebhook({ rawBody: wrongHeader.body, headers }, { secret, now: atT() }))).code,
+        ).toBe('EVENT_MISMATCH');
+      }
+    });
+
     it('handles a secret longer than the HMAC block (hashed first, per RFC 2104)', async () => {
       const longSecret = `whsec_${'0123456789abcdef'.repeat(7)}`; // 118 characters
       const { body, headers } = signed(undefined, longSecret);
