@@ -64,8 +64,9 @@ export interface MysqlClient extends RegisteredClient<ClientFixture<never>> {
 
 /**
  * The inbox and marks tables, and a pool of the test's own to read them with. `fixedMarks`: a marks table
- * named by the client's schema (Prisma's), shared by runs; markers are unique per test. `drop` removes
- * both tables and what the write guard's talk-around cases made beside the marks table.
+ * named by the client's schema (Prisma's), shared by runs and by test files running at once; markers are
+ * unique per test. `drop` removes the tables and what the write guard's talk-around cases made beside the
+ * marks table, a shared one's apart.
  */
 export async function tables(label: string, fixedMarks?: string) {
   const inbox = uniqueName(`${label}_inbox`);
@@ -80,7 +81,8 @@ export async function tables(label: string, fixedMarks?: string) {
     Number((await rows(`select count(*) as n from ${marks} where marker = ?`, [marker]))[0]?.n);
   const drop = async () => {
     await admin.query(`drop table if exists ${fixedMarks ? '' : `${marks}, `}${inbox}, ${inbox}_keys`);
-    for (const statement of talkAroundTeardown('mysql', marks)) await admin.query(statement);
+    // A shared marks table keeps its routines too: another file's talk-around cases may be calling them.
+    if (!fixedMarks) for (const statement of talkAroundTeardown('mysql', marks)) await admin.query(statement);
     await admin.end();
   };
   return { inbox, marks, rows, count, drop };

@@ -85,11 +85,11 @@ export function talkAroundSetup(dialect: 'postgres' | 'mysql', table: string): s
       `create or replace procedure ${table}_credit_proc(m text) language plpgsql as $$ begin insert into ${table} (marker) values (m); end $$`,
     ];
   }
+  // `if not exists`, never a drop first: a marks table a client's schema names (Prisma's) is shared by test
+  // files running at once, and a drop between another file's call and its create failed that call.
   return [
-    `drop function if exists ${table}_credit`,
-    `create function ${table}_credit(m varchar(255)) returns int modifies sql data begin insert into ${table} (marker) values (m); return 1; end`,
-    `drop procedure if exists ${table}_credit_proc`,
-    `create procedure ${table}_credit_proc(m varchar(255)) begin insert into ${table} (marker) values (m); commit; end`,
+    `create function if not exists ${table}_credit(m varchar(255)) returns int modifies sql data begin insert into ${table} (marker) values (m); return 1; end`,
+    `create procedure if not exists ${table}_credit_proc(m varchar(255)) begin insert into ${table} (marker) values (m); commit; end`,
   ];
 }
 
