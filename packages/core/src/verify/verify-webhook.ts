@@ -118,7 +118,7 @@ export function verifyResolved(
   for (const secret of secrets) {
     const digest = cryptoBackend.signPayload(secret, header.timestampText, body);
     if (digest instanceof Promise) pending = true;
-    else if (!pending && secrets.length > 1 && signedWith(digest, header)) {
+    else if (!pending && signedWith(digest, header)) {
       // A rotation list stops at the secret that signed: each one after it would cost an HMAC. That it
       // matched early tells the sender only which of the secrets it signed with, which it knows. Matched
       // here, it is not compared again (a comparison decodes the received hex).
